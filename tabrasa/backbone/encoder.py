@@ -1,0 +1,115 @@
+"""The shared backbone: a stack of transformer blocks that maps tokens to contextual tokens.
+
+It knows nothing of modalities. Tokenizer embedders turn text, patches, frames or residues into
+(B, N, D) tokens and a (B, N) mask; task heads read what comes out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from tabrasa.backbone.attention import MultiHeadAttention
+from tabrasa.backbone.block import Block
+from tabrasa.backbone.config import EncoderConfig
+from tabrasa.backbone.masking import AttentionMask, TokenGrid
+from tabrasa.backbone.mixers import make_mixer
+from tabrasa.backbone.mlp import Mlp
+from tabrasa.backbone.norm import make_norm
+from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, SinusoidalPositions
+
+
+class Encoder(nn.Module):
+    """Transformer encoder. `encoder(x, mask)`: x float (B, N, D), mask bool (B, N) True at real tokens
+    (None = all real) → (B, N, D). Outputs at padding positions are zero.
+
+    State-dict names are the checkpoint format and stay stable:
+    positions.weight, norm_in.*, blocks.{i}.norm1.*, blocks.{i}.attn.qkv.*, blocks.{i}.attn.proj.*,
+    blocks.{i}.norm2.*, blocks.{i}.mlp.fc1.*, blocks.{i}.mlp.fc2.*, norm.*
+    """
+
+    def __init__(self, config: EncoderConfig | None = None, **overrides: Any) -> None:
+        super().__init__()
+        if config is None:
+            config = EncoderConfig(**overrides)
+        elif overrides:
+            raise TypeError("pass either an EncoderConfig or keyword overrides, not both")
+        self.config = config
+        self.dim = config.dim
+        c = config
+        self.positions: nn.Module | None = None
+        self.rotary: RotaryPositions | None = None
+        if c.positions == "learned":
+            self.positions = LearnedPositions(c.max_len, c.dim)
+        elif c.positions == "sinusoidal":
+            self.positions = SinusoidalPositions(c.max_len, c.dim)
+        elif c.positions == "rotary":
+            self.rotary = RotaryPositions(c.head_dim, c.max_len, c.rotary_base)
+        self.norm_in = make_norm(c.norm, c.dim, c.norm_eps, c.bias) if c.input_norm else nn.Identity()
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(self._make_block() for _ in range(c.depth))
+        self.norm = make_norm(c.norm, c.dim, c.norm_eps, c.bias) if c.final_norm else nn.Identity()
+        self.apply(_init_weights)
+
+    def _make_block(self) -> Block:
+        c = self.config
+        attn = MultiHeadAttention(c.dim, c.heads, make_mixer(c), bias=c.bias, rotary=self.rotary)
+        mlp = Mlp(c.dim, c.mlp_dim, c.activation, c.dropout, c.bias)
+        return Block(
+            attn,
+            mlp,
+            make_norm(c.norm, c.dim, c.norm_eps, c.bias),
+            make_norm(c.norm, c.dim, c.norm_eps, c.bias),
+            c.norm_placement,
+            c.dropout,
+        )
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
+    ) -> torch.Tensor:
+        self._check_inputs(x, mask)
+        if self.positions is not None:
+            x = self.positions(x)
+        x = self.drop(self.norm_in(x))
+        attn_mask = AttentionMask.build(mask, self.config.causal, grid)
+        for block in self.blocks:
+            if self.config.checkpointing and self.training and torch.is_grad_enabled():
+                x = checkpoint(block, x, attn_mask, use_reentrant=False)
+            else:
+                x = block(x, attn_mask)
+        x = self.norm(x)
+        if mask is not None:
+            x = x.masked_fill(~mask[..., None], 0.0)
+        return x
+
+    def _check_inputs(self, x: torch.Tensor, mask: torch.Tensor | None) -> None:
+        if x.ndim != 3 or x.shape[-1] != self.dim:
+            raise ValueError(
+                f"Encoder input x has shape {tuple(x.shape)}; expected (batch, tokens, {self.dim}). "
+                f"Embed raw inputs with a tabrasa.tokenizers embedder first"
+            )
+        if not x.is_floating_point():
+            raise TypeError(f"Encoder input x has dtype {x.dtype}; expected a float tensor of token vectors")
+        if x.shape[1] == 0:
+            raise ValueError("Encoder input x has 0 tokens; every sequence needs at least one token")
+        if mask is not None:
+            if mask.dtype != torch.bool:
+                raise TypeError(f"Encoder mask has dtype {mask.dtype}; expected bool (True at real tokens)")
+            if mask.shape != x.shape[:2]:
+                raise ValueError(
+                    f"Encoder mask has shape {tuple(mask.shape)}; expected {tuple(x.shape[:2])} to match x"
+                )
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+def _init_weights(module: nn.Module) -> None:
+    """Truncated-normal(0.02) linear weights and zero biases, as BERT, GPT-2 and timm's ViT."""
+    if isinstance(module, nn.Linear):
+        nn.init.trunc_normal_(module.weight, std=0.02)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)

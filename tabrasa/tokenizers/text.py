@@ -1,0 +1,154 @@
+"""Text: Hugging Face `tokenizers` for subwords (trained here or loaded), an embedding table for tokens.
+
+Training, normalisation, pre-tokenisation and post-processing are the `tokenizers` library's; tabrasa adds
+the explicit truncation policy (counted, never silent) and the link to the embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import torch
+from tokenizers import Tokenizer as HFTokenizer
+from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+from torch import nn
+
+from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, pad_sequences
+from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
+
+SubwordKind = Literal["wordpiece", "bpe"]
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def train_subword_tokenizer(
+    corpus: Iterable[str], kind: SubwordKind = "wordpiece", vocab_size: int = 16000, lowercase: bool = True
+) -> HFTokenizer:
+    """Train a BERT-style ([CLS] text [SEP]) WordPiece or BPE vocabulary on `corpus`."""
+    if kind == "wordpiece":
+        tok = HFTokenizer(models.WordPiece(unk_token="[UNK]"))
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS)
+        tok.decoder = decoders.WordPiece()
+    elif kind == "bpe":
+        tok = HFTokenizer(models.BPE(unk_token="[UNK]"))
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS)
+        tok.decoder = decoders.BPEDecoder()
+    else:
+        raise ValueError(f"subword kind={kind!r} is not known; choose wordpiece or bpe")
+    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=lowercase)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(corpus, trainer=trainer)
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
+    )
+    return tok
+
+
+def load_subword_tokenizer(path: str | Path, lowercase: bool = True) -> HFTokenizer:
+    """Load a `tokenizer.json`, a BERT `vocab.txt`, or a folder holding either."""
+    path = Path(path)
+    if path.is_dir():
+        for name in ("tokenizer.json", "vocab.txt"):
+            if (path / name).exists():
+                path = path / name
+                break
+        else:
+            raise FileNotFoundError(f"{path} holds neither tokenizer.json nor vocab.txt")
+    if not path.exists():
+        raise FileNotFoundError(f"text tokenizer file {path} does not exist")
+    if path.suffix == ".json":
+        return HFTokenizer.from_file(str(path))
+    if path.suffix == ".txt":
+        from tokenizers.implementations import BertWordPieceTokenizer
+
+        return BertWordPieceTokenizer(str(path), lowercase=lowercase)._tokenizer
+    raise ValueError(f"{path}: expected a tokenizer.json or vocab.txt file")
+
+
+class TextTokenizer(Tokenizer):
+    """Raw string → `input_ids` (with the tokenizer's special tokens) and `truncated` (tokens removed).
+
+    truncation: "error" raises on a text longer than max_length; "head", "tail", "head_tail" cut and report
+    how many tokens were removed, so a data module can count and log them.
+    """
+
+    def __init__(
+        self,
+        tokenizer: HFTokenizer,
+        max_length: int = 512,
+        truncation: TruncationPolicy = "head",
+    ) -> None:
+        self.hf = tokenizer
+        self.max_length = max_length
+        self.truncation = truncation
+        pad = tokenizer.token_to_id("[PAD]")
+        if pad is None:
+            pad = tokenizer.token_to_id("<pad>")
+        if pad is None:
+            raise ValueError("text tokenizer has no [PAD] or <pad> token; add one to its vocabulary")
+        self.pad_id = pad
+        # Special tokens the post-processor wraps a single text in, kept when truncating.
+        special = tokenizer.encode("a").special_tokens_mask  # e.g. [1, 0, 1] for [CLS] a [SEP]
+        content = [i for i, s in enumerate(special) if not s]
+        self._prefix = content[0] if content else 0
+        self._suffix = len(special) - content[-1] - 1 if content else 0
+
+    @property
+    def vocab_size(self) -> int:
+        return self.hf.get_vocab_size()
+
+    def encode(self, text: str, source: str = "text") -> tuple[list[int], int]:
+        if not isinstance(text, str):
+            raise TypeError(f"{source} is {type(text).__name__}; TextTokenizer takes str")
+        ids = self.hf.encode(text).ids
+        return truncate(ids, self.max_length, self.truncation, self._prefix, self._suffix, source)
+
+    def __call__(self, example: str | Mapping[str, object]) -> Batch:
+        if isinstance(example, Mapping):
+            out = self(str(example["text"]))
+            if "label" in example:
+                out["label"] = torch.as_tensor(example["label"])
+            return out
+        ids, removed = self.encode(example)
+        return {"input_ids": torch.tensor(ids, dtype=torch.long), "truncated": torch.tensor(removed)}
+
+    def collate(self, examples: Sequence[Batch]) -> Batch:
+        ids, mask = pad_sequences([e["input_ids"] for e in examples], self.pad_id)
+        return collate_labels(examples, {"input_ids": ids, "attention_mask": mask})
+
+    def embedder(self, dim: int) -> TextEmbedder:
+        return TextEmbedder(self.vocab_size, dim, self.pad_id)
+
+    def save(self, path: str | Path) -> None:
+        self.hf.save(str(path))
+
+
+class TextEmbedder(Embedder):
+    """Token ids (B, N) → vectors (B, N, D); optional segment (token-type) table as in BERT."""
+
+    def __init__(self, vocab_size: int, dim: int, pad_id: int = 0, type_vocab_size: int = 0) -> None:
+        super().__init__()
+        self.dim = dim
+        self.vocab_size = vocab_size
+        self.token_embed = nn.Embedding(vocab_size, dim, padding_idx=pad_id)
+        self.type_embed = nn.Embedding(type_vocab_size, dim) if type_vocab_size else None
+        nn.init.trunc_normal_(self.token_embed.weight, std=0.02)
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
+        ids = batch["input_ids"]
+        if ids.dtype not in (torch.int32, torch.int64):
+            raise TypeError(f"input_ids has dtype {ids.dtype}; expected integer token ids")
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
+            raise ValueError(
+                f"input_ids hold ids in [{int(ids.min())}, {int(ids.max())}] but the vocabulary has "
+                f"{self.vocab_size} entries; the tokenizer and the embedder do not match"
+            )
+        x = self.token_embed(ids)
+        if self.type_embed is not None:
+            types = batch.get("token_type_ids")
+            x = x + (self.type_embed(types) if types is not None else self.type_embed.weight[0])
+        mask = batch.get("attention_mask")
+        mask = torch.ones_like(ids, dtype=torch.bool) if mask is None else mask.bool()
+        return Tokens(x, mask)
