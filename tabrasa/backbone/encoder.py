@@ -6,8 +6,6 @@ It knows nothing of modalities. Tokenizer embedders turn text, patches, frames o
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
@@ -31,12 +29,10 @@ class Encoder(nn.Module):
     blocks.{i}.norm2.*, blocks.{i}.mlp.fc1.*, blocks.{i}.mlp.fc2.*, norm.*
     """
 
-    def __init__(self, config: EncoderConfig | None = None, **overrides: Any) -> None:
+    def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
-        if config is None:
-            config = EncoderConfig(**overrides)
-        elif overrides:
-            raise TypeError("pass either an EncoderConfig or keyword overrides, not both")
+        if isinstance(config, dict):  # a config read back from JSON
+            config = EncoderConfig(**config)
         self.config = config
         self.dim = config.dim
         c = config

@@ -1,0 +1,10 @@
+"""Tasks: heads, losses, metrics and the LightningModules that join tokenizer, backbone and head."""
+
+from tabrasa.tasks.classifier import Classifier
+from tabrasa.tasks.heads import LinearHead
+from tabrasa.tasks.pooling import pool
+from tabrasa.tasks.regressor import Regressor
+from tabrasa.tasks.schedule import OptimConfig
+from tabrasa.tasks.task import TokenTask
+
+__all__ = ["Classifier", "LinearHead", "OptimConfig", "Regressor", "TokenTask", "pool"]

@@ -1,0 +1,108 @@
+"""The LightningModule every task shares: tokenizer embedder → backbone → pooling → head.
+
+Subclasses add the loss, the metrics and what `predict` returns. The backbone is any module with a
+`dim` attribute that maps (x, mask, grid) to tokens: the transformer, or a CNN or LSTM baseline behind the
+same interface, so only the inductive bias changes between runs.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+from torch import nn
+from torchmetrics import MetricCollection
+
+from tabrasa.tasks.heads import LinearHead
+from tabrasa.tasks.pooling import Pooling, pool
+from tabrasa.tasks.schedule import OptimConfig, param_groups, warmup_cosine
+from tabrasa.tokenizers.base import Batch, Tokenizer
+
+STAGES = ("train", "val", "test")
+
+
+class TokenTask(pl.LightningModule):
+    """tokenizer and num_outputs come from the data module (linked by the CLI, never typed twice).
+    backbone: the shared encoder (class_path in YAML). pooling: "cls" or "mean" over real tokens.
+    freeze_backbone: train only the embedder and head (linear probing, the frozen-transformer setting)."""
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        num_outputs: int,
+        backbone: nn.Module,
+        pooling: Pooling = "mean",
+        head_dropout: float = 0.0,
+        optimizer: OptimConfig | None = None,
+        freeze_backbone: bool = False,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters(ignore=["tokenizer", "backbone"])
+        if not hasattr(backbone, "dim"):
+            raise TypeError(f"backbone {type(backbone).__name__} has no `dim`; tabrasa backbones expose their width")
+        self.tokenizer = tokenizer
+        self.embedder = tokenizer.embedder(backbone.dim)
+        self.backbone = backbone
+        self.head = LinearHead(backbone.dim, num_outputs, head_dropout)
+        self.pooling = pooling
+        self.optim = optimizer or OptimConfig()
+        if freeze_backbone:
+            self.backbone.requires_grad_(False)
+        # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.
+        self.metrics = nn.ModuleDict(
+            {f"{stage}_metrics": self.make_metrics(num_outputs).clone(prefix=f"{stage}/") for stage in STAGES}
+        )
+
+    @abstractmethod
+    def make_metrics(self, num_outputs: int) -> MetricCollection: ...
+
+    @abstractmethod
+    def loss(self, outputs: torch.Tensor, target: torch.Tensor) -> torch.Tensor: ...
+
+    @abstractmethod
+    def metric_inputs(self, outputs: torch.Tensor) -> torch.Tensor:
+        """Outputs in the form the metrics take (probabilities, or the regression values)."""
+
+    def features(self, batch: Batch) -> torch.Tensor:
+        """The pooled (B, D) representation, before the head."""
+        tokens = self.embedder(batch)
+        hidden = self.backbone(tokens.x, tokens.mask, grid=tokens.grid)
+        return pool(hidden, tokens.mask, self.pooling)
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        return self.head(self.features(batch))
+
+    def _step(self, batch: Batch, stage: str) -> torch.Tensor:
+        if "label" not in batch:
+            raise KeyError(f"{stage} batch has no `label`; the data module must provide labels to train or evaluate")
+        target = batch["label"]
+        outputs = self(batch)
+        loss = self.loss(outputs, target)
+        size = target.shape[0]
+        self.log(f"{stage}/loss", loss, prog_bar=True, batch_size=size, sync_dist=stage != "train")
+        metrics = self.metrics[f"{stage}_metrics"]
+        metrics(self.metric_inputs(outputs.detach()), target)
+        self.log_dict(metrics, prog_bar=stage != "train", batch_size=size, on_step=False, on_epoch=True)
+        return loss
+
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        return self._step(batch, "train")
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self._step(batch, "val")
+
+    def test_step(self, batch: Batch, batch_idx: int) -> None:
+        self._step(batch, "test")
+
+    def predict_step(self, batch: Batch, batch_idx: int, dataloader_idx: int = 0) -> torch.Tensor:
+        return self.metric_inputs(self(batch))
+
+    def configure_optimizers(self) -> Any:
+        optimizer = torch.optim.AdamW(
+            param_groups(self, self.optim.weight_decay), lr=self.optim.lr, betas=self.optim.betas
+        )
+        total = int(self.trainer.estimated_stepping_batches)
+        scheduler = warmup_cosine(optimizer, max(total, 1), self.optim)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

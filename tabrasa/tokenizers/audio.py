@@ -1,0 +1,205 @@
+"""Audio: a log-mel spectrogram (torchaudio) cut into frame tokens or time × frequency patch tokens.
+
+Frames: each 10 ms frame's mel vector is one token (a Linear), the sequence order is the structure.
+Patches: the spectrogram is a one-channel image of time × mel bins cut into (p_t, p_f) patches by a
+Conv2d named `proj`, as in AST (Gong et al. 2021), with the grid's rows along time. SpecAugment (Park et
+al. 2019) masks one frequency band and one time span of the normalised features, in train mode only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+import torchaudio.transforms
+from torch import nn
+
+from tabrasa.backbone.masking import TokenGrid
+from tabrasa.tokenizers.audio_features import LogMel, WaveformInput, as_mono, normalizer
+from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, pad_sequences
+from tabrasa.tokenizers.image import as_pair
+from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
+
+# AudioSet log-mel statistics AST (Gong et al. 2021) uses for its close 128-bin Kaldi log-mel. Datasets
+# differ (espeak-ng words with digital silence: about -8 ± 6); `mel_statistics` measures a dataset's own.
+DEFAULT_MEAN, DEFAULT_STD = -4.27, 4.57
+
+
+class AudioTokenizer(Tokenizer):
+    """Waveform → `features` (frames, n_mels): downmixed, resampled, log-mel, normalised, maybe masked.
+
+    An example is a waveform ((T,) or (C, T) float tensor or numpy array, channels averaged to mono) or a
+    mapping with it under `audio`/`array`/`waveform`, its rate under `sample_rate`/`sampling_rate` (as
+    Hugging Face `datasets` Audio gives), and an optional `label`. `input_sample_rate` is the rate assumed
+    when an example carries none. Features are resampled to `sample_rate` first, then framed (see
+    `audio_features`: 1 + samples // hop frames; 1 s at 16 kHz → 101).
+
+    max_frames / truncation: longer clips raise ("error") or lose frames at the end ("head"), start
+    ("tail") or middle ("head_tail"); the number removed is returned as `truncated`, counted like text.
+    patch_size: None for frame tokens, or (p_t, p_f) for patch tokens (p_f must divide n_mels).
+    freq_mask / time_mask: SpecAugment's largest masked band in mel bins / span in frames, train mode only.
+    """
+
+    def __init__(
+        self,
+        sample_rate: int = 16000,
+        input_sample_rate: int | None = None,
+        n_mels: int = 64,
+        win_ms: float = 25.0,
+        hop_ms: float = 10.0,
+        mean: float | Sequence[float] = DEFAULT_MEAN,
+        std: float | Sequence[float] = DEFAULT_STD,
+        patch_size: int | Sequence[int] | None = None,
+        max_frames: int = 1024,
+        truncation: TruncationPolicy = "head",
+        train: bool = False,
+        freq_mask: int = 8,
+        time_mask: int = 20,
+        cls_token: bool = True,
+    ) -> None:
+        self.log_mel = LogMel(sample_rate, n_mels, win_ms, hop_ms)
+        self.input_sample_rate = input_sample_rate
+        self.mean = normalizer(mean, n_mels, "mean")
+        self.std = normalizer(std, n_mels, "std")
+        if bool((self.std <= 0).any()):
+            raise ValueError(f"std={std} must be positive in every mel bin")
+        self.patch_size = None if patch_size is None else as_pair(patch_size, "patch_size")
+        if self.patch_size is not None and n_mels % self.patch_size[1]:
+            raise ValueError(
+                f"patch_size={self.patch_size}: its {self.patch_size[1]} mel bins must divide n_mels={n_mels}"
+            )
+        if max_frames < 1:
+            raise ValueError(f"max_frames={max_frames} must be >= 1")
+        if freq_mask < 0 or time_mask < 0:
+            raise ValueError(
+                f"freq_mask={freq_mask} and time_mask={time_mask} must be >= 0 (0 turns one off)"
+            )
+        self.max_frames = max_frames
+        self.truncation = truncation
+        self.train = train
+        self.freq_masking = torchaudio.transforms.FrequencyMasking(freq_mask)
+        self.time_masking = torchaudio.transforms.TimeMasking(time_mask)
+        self.cls_token = cls_token
+
+    @property
+    def n_mels(self) -> int:
+        return self.log_mel.n_mels
+
+    @property
+    def sample_rate(self) -> int:
+        return self.log_mel.sample_rate
+
+    @property
+    def max_tokens(self) -> int:
+        """Longest token sequence a batch can hold (CLS included): what a learned position table needs."""
+        if self.patch_size is None:
+            return int(self.cls_token) + self.max_frames
+        pt, pf = self.patch_size
+        rows = -(-self.max_frames // pt)  # collate pads time up to a multiple of p_t
+        return int(self.cls_token) + rows * (self.n_mels // pf)
+
+    def __call__(self, example: WaveformInput | Mapping[str, Any], train: bool | None = None) -> Batch:
+        """One example → `features` and `truncated`; `train` overrides the tokenizer's flag."""
+        train = self.train if train is None else train
+        if not isinstance(example, Mapping):
+            return self.encode(example, self.input_sample_rate, train)
+        if isinstance(example.get("audio"), Mapping):  # Hugging Face datasets: {"audio": {"array", ...}}
+            return self({**example["audio"], **{k: v for k, v in example.items() if k != "audio"}}, train)
+        keys = [k for k in ("audio", "array", "waveform") if k in example]
+        if not keys:
+            raise KeyError(f"audio example has keys {sorted(example)}; put the waveform under audio or array")
+        rate = example.get("sample_rate", example.get("sampling_rate", self.input_sample_rate))
+        out = self.encode(example[keys[0]], rate, train, source=f"audio {example.get('id', '')}".strip())
+        if "label" in example:
+            out["label"] = torch.as_tensor(example["label"])
+        return out
+
+    def encode(
+        self, wave: WaveformInput, sample_rate: int | None, train: bool = False, source: str = "audio"
+    ) -> Batch:
+        if sample_rate is None:
+            raise ValueError(
+                f"{source} carries no sample rate; give it with the example (sample_rate=...) or build "
+                f"AudioTokenizer(input_sample_rate=...)"
+            )
+        features = self.log_mel(as_mono(wave, source), int(sample_rate), source)  # (frames, n_mels)
+        features = (features - self.mean) / self.std
+        if self.truncation == "error" and len(features) > self.max_frames:
+            raise ValueError(
+                f"{source} has {len(features)} frames, more than max_frames={self.max_frames}; raise "
+                f"max_frames or choose truncation: head, tail or head_tail"
+            )
+        kept, removed = truncate(list(range(len(features))), self.max_frames, self.truncation, 0, 0, source)
+        if removed:
+            features = features[kept]
+        if train:
+            features = self.spec_augment(features)
+        return {"features": features, "truncated": torch.tensor(removed)}
+
+    def spec_augment(self, features: torch.Tensor) -> torch.Tensor:
+        """Mask one band of mel bins and one span of frames with 0, the normalised mean (Park et al. 2019)."""
+        spec = features.T[None]  # (1, n_mels, frames): torchaudio's (..., freq, time)
+        return self.time_masking(self.freq_masking(spec))[0].T.contiguous()
+
+    def collate(self, examples: Sequence[Batch]) -> Batch:
+        """Pad frames to the longest (for patches: to a multiple of p_t); `frame_mask` marks real frames."""
+        features, mask = pad_sequences([e["features"] for e in examples], 0.0)  # (B, T, F), (B, T)
+        if self.patch_size is not None and features.shape[1] % self.patch_size[0]:
+            extra = self.patch_size[0] - features.shape[1] % self.patch_size[0]
+            features = nn.functional.pad(features, (0, 0, 0, extra))
+            mask = nn.functional.pad(mask, (0, extra), value=False)
+        return collate_labels(examples, {"features": features, "frame_mask": mask})
+
+    def embedder(self, dim: int) -> AudioEmbedder:
+        return AudioEmbedder(self.n_mels, dim, self.patch_size, cls_token=self.cls_token)
+
+
+class AudioEmbedder(Embedder):
+    """features (B, T, F) → [CLS] + frame tokens (B, 1 + T, D) or patch tokens (B, 1 + T/p_t · F/p_f, D)."""
+
+    def __init__(
+        self, n_mels: int, dim: int, patch_size: int | Sequence[int] | None = None, cls_token: bool = True
+    ) -> None:
+        super().__init__()
+        self.dim = dim
+        self.n_mels = n_mels
+        self.patch_size = None if patch_size is None else as_pair(patch_size, "patch_size")
+        if self.patch_size is None:
+            self.proj: nn.Module = nn.Linear(n_mels, dim)
+        else:
+            self.proj = nn.Conv2d(1, dim, kernel_size=self.patch_size, stride=self.patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
+        if self.cls_token is not None:
+            nn.init.trunc_normal_(self.cls_token, std=0.02)
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
+        features = batch["features"]
+        B, T, F = features.shape
+        frame_mask = batch.get("frame_mask")
+        frame_mask = (
+            torch.ones(B, T, dtype=torch.bool, device=features.device) if frame_mask is None else frame_mask
+        )
+        if self.patch_size is None:
+            self._check(self.n_mels == F, features)
+            x, mask, grid = self.proj(features), frame_mask.bool(), (T, 1)  # (B, T, D)
+        else:
+            pt = self.patch_size[0]
+            self._check(self.n_mels == F and T % pt == 0, features)
+            x = self.proj(features[:, None])  # (B, D, T/p_t, F/p_f)
+            grid = (x.shape[2], x.shape[3])
+            x = x.flatten(2).transpose(1, 2)  # (B, N, D), rows along time
+            # A patch is real if any of its frames is: only patches wholly in the padding are masked.
+            rows = frame_mask.bool().view(B, grid[0], pt).any(dim=-1)  # (B, T/pt)
+            mask = rows[:, :, None].expand(B, grid[0], grid[1]).reshape(B, -1)  # (B, N)
+        if self.cls_token is not None:
+            x = torch.cat([self.cls_token.expand(B, -1, -1), x], dim=1)
+            mask = torch.cat([mask.new_ones(B, 1), mask], dim=1)
+        return Tokens(x, mask, TokenGrid(*grid, prefix=int(self.cls_token is not None)))
+
+    def _check(self, ok: bool, features: torch.Tensor) -> None:
+        if not ok:
+            raise ValueError(
+                f"features have shape {tuple(features.shape)} but the embedder takes {self.n_mels} mel "
+                f"bins and patch size {self.patch_size}; the tokenizer and the embedder do not match"
+            )

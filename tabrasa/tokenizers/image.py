@@ -1,0 +1,208 @@
+"""Images: torchvision transforms v2 for decoding, augmentation and normalisation; a patch projection.
+
+Following ViT (Dosovitskiy et al. 2021), an image of C × H × W is cut into non-overlapping p_h × p_w
+patches, each projected linearly to a token. The projection is a Conv2d with kernel = stride = patch named
+`proj`, as in timm's PatchEmbed, so ViT checkpoints map onto it key for key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import PIL.Image
+import torch
+from torch import nn
+from torchvision.transforms import v2
+
+from tabrasa.backbone.masking import TokenGrid
+from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels
+
+ImageInput = torch.Tensor | np.ndarray | PIL.Image.Image
+Size = tuple[int, int]
+
+
+def as_pair(value: int | Sequence[int], name: str) -> Size:
+    """An int or an (h, w) pair → (h, w), each >= 1."""
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) != 2 or any(not isinstance(v, int) or v < 1 for v in pair):
+        raise ValueError(f"{name}={value!r} must be a positive int or a pair (height, width) of them")
+    return pair[0], pair[1]
+
+
+def per_channel(value: float | Sequence[float], channels: int, name: str) -> list[float]:
+    """One float for every channel, or exactly one per channel."""
+    values = [float(value)] * channels if isinstance(value, int | float) else [float(v) for v in value]
+    if len(values) != channels:
+        raise ValueError(f"{name} has {len(values)} values but channels={channels}; give one per channel")
+    return values
+
+
+class ImageTokenizer(Tokenizer):
+    """Image (torch (C, H, W) or (H, W), numpy (H, W, C) or (H, W), PIL) → `pixels` (C, H, W) float.
+
+    Pixels: uint8 is scaled to [0, 1]; float is taken to be in [0, 1] already; then normalised per channel
+    with `mean` and `std` (default 0.5 and 0.5, mapping [0, 1] to [-1, 1] for any channel count; pass the
+    ImageNet statistics for ImageNet weights). numpy arrays are read as (H, W, C) like `np.asarray(pil)`.
+
+    Size policy: with `image_size` every image is resized to it (bilinear, antialiased); without it an image
+    whose height or width the patch size does not divide is an error naming both and the fix.
+
+    Augmentation runs only in train mode (`train=True`, or `tokenizer(example, train=True)`), in this order:
+    RandomResizedCrop to `image_size` with `resized_crop_scale` (ImageNet style; replaces the resize),
+    RandomCrop with `crop_padding` pixels of zero padding (CIFAR style), RandomHorizontalFlip if `hflip`.
+    `augment` replaces all three with any transform of a float (C, H, W) tensor.
+    """
+
+    def __init__(
+        self,
+        patch_size: int | Sequence[int] = 16,
+        channels: int = 3,
+        image_size: int | Sequence[int] | None = None,
+        mean: float | Sequence[float] = 0.5,
+        std: float | Sequence[float] = 0.5,
+        train: bool = False,
+        crop_padding: int = 0,
+        resized_crop_scale: Sequence[float] | None = None,
+        hflip: bool = False,
+        augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
+        cls_token: bool = True,
+    ) -> None:
+        if channels < 1:
+            raise ValueError(f"channels={channels} must be >= 1")
+        self.patch_size = as_pair(patch_size, "patch_size")
+        self.channels = channels
+        self.image_size = None if image_size is None else as_pair(image_size, "image_size")
+        if self.image_size is not None:
+            self._check_divisible(self.image_size, "image_size")
+        self.normalize = v2.Normalize(per_channel(mean, channels, "mean"), per_channel(std, channels, "std"))
+        if any(s <= 0 for s in self.normalize.std):
+            raise ValueError(f"std={std} must be positive in every channel")
+        if resized_crop_scale is not None and self.image_size is None:
+            raise ValueError("resized_crop_scale needs image_size: the size RandomResizedCrop outputs")
+        if crop_padding < 0:
+            raise ValueError(f"crop_padding={crop_padding} must be >= 0")
+        self.train = train
+        self.crop_padding = crop_padding
+        self.resized_crop_scale = None if resized_crop_scale is None else tuple(resized_crop_scale)
+        self.hflip = hflip
+        self.augment = augment
+        self.cls_token = cls_token
+
+    def __call__(self, example: ImageInput | Mapping[str, Any], train: bool | None = None) -> Batch:
+        """An image, or a mapping with `image` and optional `label`; `train` overrides self.train."""
+        if isinstance(example, Mapping):
+            out = self(example["image"], train=train)
+            if "label" in example:
+                out["label"] = torch.as_tensor(example["label"])
+            return out
+        return {"pixels": self.preprocess(example, self.train if train is None else train)}
+
+    def preprocess(self, image: ImageInput, train: bool = False, source: str = "image") -> torch.Tensor:
+        img = self._to_float_image(image, source)  # (C, H, W) in [0, 1]
+        resized_crop = train and self.augment is None and self.resized_crop_scale is not None
+        if self.image_size is not None and not resized_crop and tuple(img.shape[-2:]) != self.image_size:
+            img = v2.functional.resize(img, list(self.image_size), antialias=True)
+        if train:
+            img = self._augment(img)
+        self._check_divisible(tuple(img.shape[-2:]), source)
+        return self.normalize(img).as_subclass(torch.Tensor)
+
+    def _to_float_image(self, image: ImageInput, source: str) -> torch.Tensor:
+        if isinstance(image, torch.Tensor) and image.ndim == 2:
+            image = image[None]  # (H, W) → (1, H, W)
+        if not isinstance(image, torch.Tensor | np.ndarray | PIL.Image.Image):
+            raise TypeError(
+                f"{source} is {type(image).__name__}; pass a torch tensor, numpy array or PIL image"
+            )
+        img = v2.functional.to_image(image)  # (C, H, W); numpy (H, W, C) and PIL are transposed
+        if img.ndim != 3:
+            raise ValueError(f"{source} has shape {tuple(img.shape)}; expected (C, H, W) or (H, W)")
+        if img.shape[0] != self.channels:
+            layout = "; numpy arrays are read as (H, W, C), for (C, H, W) pass torch.from_numpy(array)"
+            raise ValueError(
+                f"{source} has {img.shape[0]} channels (shape {tuple(img.shape)}) but the tokenizer was "
+                f"built with channels={self.channels}; convert the image (e.g. PIL .convert('RGB') or 'L') "
+                f"or build ImageTokenizer(channels={img.shape[0]})"
+                + (layout if isinstance(image, np.ndarray) else "")
+            )
+        if img.dtype == torch.uint8:
+            return v2.functional.to_dtype(img, torch.float32, scale=True)
+        if not img.is_floating_point():
+            raise TypeError(f"{source} has dtype {img.dtype}; pass uint8 (0-255) or float in [0, 1]")
+        if not bool(torch.isfinite(img).all()):
+            raise ValueError(f"{source} holds NaN or infinite pixels; clean or drop it")
+        return img.float()
+
+    def _augment(self, img: torch.Tensor) -> torch.Tensor:
+        if self.augment is not None:
+            return self.augment(img)
+        if self.resized_crop_scale is not None:
+            assert self.image_size is not None
+            img = v2.RandomResizedCrop(self.image_size, scale=self.resized_crop_scale, antialias=True)(img)
+        if self.crop_padding:
+            img = v2.RandomCrop(list(img.shape[-2:]), padding=self.crop_padding)(img)
+        if self.hflip:
+            img = v2.RandomHorizontalFlip()(img)
+        return img
+
+    def _check_divisible(self, size: tuple[int, ...], source: str) -> None:
+        (h, w), (ph, pw) = size, self.patch_size
+        if h % ph or w % pw:
+            fit = (max(ph, round(h / ph) * ph), max(pw, round(w / pw) * pw))
+            raise ValueError(
+                f"{source} is {h}x{w} pixels, which patch size {ph}x{pw} does not divide; pass "
+                f"image_size={fit} to resize every image, or choose a patch size that divides {h}x{w}"
+            )
+
+    def collate(self, examples: Sequence[Batch]) -> Batch:
+        if not examples:
+            raise ValueError("cannot collate an empty list of examples")
+        sizes = sorted({tuple(e["pixels"].shape[-2:]) for e in examples})
+        if len(sizes) > 1:
+            raise ValueError(
+                f"images in one batch must have one size but have {sizes}; pass image_size=... to the "
+                f"ImageTokenizer so every image is resized to it"
+            )
+        return collate_labels(examples, {"pixels": torch.stack([e["pixels"] for e in examples])})
+
+    def grid(self, image_size: Size) -> TokenGrid:
+        """The patch grid an image of `image_size` becomes."""
+        return TokenGrid(image_size[0] // self.patch_size[0], image_size[1] // self.patch_size[1])
+
+    def embedder(self, dim: int) -> ImageEmbedder:
+        return ImageEmbedder(self.channels, self.patch_size, dim, cls_token=self.cls_token)
+
+
+class ImageEmbedder(Embedder):
+    """pixels (B, C, H, W) → [CLS] + one token per patch, (B, 1 + H/p_h · W/p_w, D), row-major grid."""
+
+    def __init__(
+        self, channels: int, patch_size: int | Sequence[int], dim: int, cls_token: bool = True
+    ) -> None:
+        super().__init__()
+        self.dim = dim
+        self.channels = channels
+        self.patch_size = as_pair(patch_size, "patch_size")
+        self.proj = nn.Conv2d(channels, dim, kernel_size=self.patch_size, stride=self.patch_size)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
+        if self.cls_token is not None:
+            nn.init.trunc_normal_(self.cls_token, std=0.02)
+
+    def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
+        pixels = batch["pixels"]
+        B, C, H, W = pixels.shape
+        ph, pw = self.patch_size
+        if self.channels != C or H % ph or W % pw:
+            raise ValueError(
+                f"pixels have shape {tuple(pixels.shape)} but the embedder takes {self.channels} channels "
+                f"and sides divisible by {ph}x{pw}; the tokenizer and the embedder do not match"
+            )
+        x = self.proj(pixels)  # (B, D, H/ph, W/pw)
+        grid = TokenGrid(x.shape[2], x.shape[3], prefix=int(self.cls_token is not None))
+        x = x.flatten(2).transpose(1, 2)  # (B, N, D), row-major over the patch grid
+        if self.cls_token is not None:
+            x = torch.cat([self.cls_token.expand(B, -1, -1), x], dim=1)  # (B, 1 + N, D)
+        mask = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device)
+        return Tokens(x, mask, grid)

@@ -1,0 +1,116 @@
+"""Proteins: one token per residue in ESM-2's alphabet, so ESM checkpoints' embedding rows line up.
+
+The alphabet and its order are fair-esm's `Alphabet.from_architecture("ESM-1b")` (shared by ESM-2 and
+Hugging Face's EsmTokenizer): four specials, the 20 standard amino acids by frequency, the ambiguity codes
+X B U Z O, the alignment gaps '.' and '-', a null slot and <mask>. A sequence is <cls> residues <eos>.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import torch
+
+from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences
+from tabrasa.tokenizers.text import TextEmbedder
+from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
+
+ESM_ALPHABET = [
+    "<cls>", "<pad>", "<eos>", "<unk>",
+    "L", "A", "G", "V", "S", "E", "R", "T", "I", "D", "P", "K", "Q", "N", "F", "Y", "M", "H", "W", "C",
+    "X", "B", "U", "Z", "O", ".", "-",
+    "<null_1>", "<mask>",
+]  # fmt: skip
+TOKEN_ID = {token: i for i, token in enumerate(ESM_ALPHABET)}
+CLS_ID, PAD_ID, EOS_ID, UNK_ID, MASK_ID = (
+    TOKEN_ID[t] for t in ("<cls>", "<pad>", "<eos>", "<unk>", "<mask>")
+)
+RESIDUES = frozenset(t for t in ESM_ALPHABET if len(t) == 1)
+
+UnknownPolicy = Literal["error", "unk", "x"]
+
+
+class ProteinTokenizer(Tokenizer):
+    """Amino-acid string → `input_ids` (<cls> residues <eos>) and `truncated` (residues removed).
+
+    Cleaning, in order: all whitespace is removed (FASTA line breaks), one trailing '*' (the stop codon of
+    a translated gene) is stripped, letters are upper-cased. An empty result is an error.
+    unknown: what a character outside the alphabet (e.g. 'J', a digit, an inner '*') becomes: "error"
+    raises naming the sequence, position and character; "unk" maps it to <unk> (as fair-esm does); "x" to
+    X, the unknown amino acid.
+    max_length counts <cls> and <eos> (ESM-2 was trained on 1024); truncation as for text.
+    """
+
+    def __init__(
+        self, max_length: int = 1024, truncation: TruncationPolicy = "head", unknown: UnknownPolicy = "error"
+    ) -> None:
+        if unknown not in ("error", "unk", "x"):
+            raise ValueError(f"unknown={unknown!r} is not known; choose error, unk or x")
+        if max_length < 3:
+            raise ValueError(f"max_length={max_length} leaves no room for a residue beside <cls> and <eos>")
+        self.max_length = max_length
+        self.truncation = truncation
+        self.unknown = unknown
+        self.pad_id = PAD_ID
+
+    @property
+    def vocab_size(self) -> int:
+        return len(ESM_ALPHABET)
+
+    def clean(self, sequence: str, source: str = "protein") -> str:
+        if not isinstance(sequence, str):
+            raise TypeError(f"{source} is {type(sequence).__name__}; ProteinTokenizer takes str")
+        residues = "".join(sequence.split()).upper()
+        if residues.endswith("*"):
+            residues = residues[:-1]
+        if not residues:
+            raise ValueError(f"{source} is empty (input {sequence!r}); drop it from the dataset")
+        return residues
+
+    def encode(self, sequence: str, source: str = "protein") -> tuple[list[int], int]:
+        """Sequence → (ids with <cls> and <eos>, residues removed by truncation)."""
+        ids = [CLS_ID]
+        for position, letter in enumerate(self.clean(sequence, source)):
+            if letter in RESIDUES:
+                ids.append(TOKEN_ID[letter])
+            elif self.unknown == "unk":
+                ids.append(UNK_ID)
+            elif self.unknown == "x":
+                ids.append(TOKEN_ID["X"])
+            else:
+                raise ValueError(
+                    f"{source} has {letter!r} at residue {position + 1} (1-based, whitespace removed), "
+                    f"which is not in the ESM alphabet; fix the sequence or build "
+                    f"ProteinTokenizer(unknown=...) with 'unk' (<unk> token) or 'x' (X, unknown amino acid)"
+                )
+        ids.append(EOS_ID)
+        return truncate(ids, self.max_length, self.truncation, 1, 1, source)
+
+    def __call__(self, example: str | Mapping[str, Any]) -> Batch:
+        """A sequence, or a mapping with `sequence` and optional `id` (named in errors) and `label`."""
+        if isinstance(example, Mapping):
+            if "sequence" not in example:
+                raise KeyError(f"protein example has keys {sorted(example)}; put the residues under sequence")
+            source = f"protein {example['id']}" if "id" in example else "protein"
+            ids, removed = self.encode(example["sequence"], source)
+            out = {"input_ids": torch.tensor(ids), "truncated": torch.tensor(removed)}
+            if "label" in example:
+                out["label"] = torch.as_tensor(example["label"])
+            return out
+        ids, removed = self.encode(example)
+        return {"input_ids": torch.tensor(ids), "truncated": torch.tensor(removed)}
+
+    def collate(self, examples: Sequence[Batch]) -> Batch:
+        ids, mask = pad_sequences([e["input_ids"] for e in examples], PAD_ID)
+        return collate_labels(examples, {"input_ids": ids, "attention_mask": mask})
+
+    def embedder(self, dim: int) -> ProteinEmbedder:
+        return ProteinEmbedder(dim)
+
+
+class ProteinEmbedder(TextEmbedder):
+    """Residue ids (B, N) → vectors (B, N, D); `token_embed`: nn.Embedding(33, D, padding_idx=1) as ESM."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(len(ESM_ALPHABET), dim, pad_id=PAD_ID)
