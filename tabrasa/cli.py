@@ -26,8 +26,21 @@ class TabrasaCLI(LightningCLI):
         return super().instantiate_trainer(**kwargs)
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
+        parser.add_argument(
+            "--test_after_fit",
+            type=bool,
+            default=True,
+            help="after `fit`, evaluate the best checkpoint (lowest validation loss) on the test split",
+        )
         parser.link_arguments("data.tokenizer", "model.init_args.tokenizer", apply_on="instantiate")
         parser.link_arguments("data.num_outputs", "model.init_args.num_outputs", apply_on="instantiate")
+
+    def after_fit(self) -> None:
+        if self.config[self.subcommand].get("test_after_fit") and not self.trainer.fast_dev_run:
+            best = (
+                self.trainer.checkpoint_callback.best_model_path if self.trainer.checkpoint_callback else ""
+            )
+            self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=best or None)
 
 
 def trainer_defaults() -> dict[str, object]:

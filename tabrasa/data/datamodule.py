@@ -25,7 +25,9 @@ class TabrasaDataModule(pl.LightningDataModule):
     """batch_size: examples per step and device. num_workers: loader processes (0 = main process).
     limit: keep only the first `limit` examples of each split (smoke tests, quick looks)."""
 
-    def __init__(self, batch_size: int = 32, num_workers: int = 0, limit: int | None = None, seed: int = 0) -> None:
+    def __init__(
+        self, batch_size: int = 32, num_workers: int = 0, limit: int | None = None, seed: int = 0
+    ) -> None:
         super().__init__()
         if batch_size < 1:
             raise ValueError(f"batch_size={batch_size} must be >= 1")

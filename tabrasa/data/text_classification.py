@@ -14,11 +14,17 @@ from typing import Any
 import datasets
 import torch
 from pytorch_lightning.utilities import rank_zero_info
+from tokenizers import Tokenizer as HFTokenizer
 
 from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.tokenizers.base import Batch
-from tabrasa.tokenizers.text import SubwordKind, TextTokenizer, load_subword_tokenizer, train_subword_tokenizer
+from tabrasa.tokenizers.text import (
+    SubwordKind,
+    TextTokenizer,
+    load_subword_tokenizer,
+    train_subword_tokenizer,
+)
 from tabrasa.tokenizers.truncation import TruncationPolicy
 
 
@@ -75,7 +81,7 @@ class TextClassificationDataModule(TabrasaDataModule):
             self._tokenizer = TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
         return self._tokenizer
 
-    def _load_vocabulary(self):  # noqa: ANN202 (tokenizers.Tokenizer)
+    def _load_vocabulary(self) -> HFTokenizer:
         if self.tokenizer_path is not None:
             return load_subword_tokenizer(_resolve(self.tokenizer_path), lowercase=self.lowercase)
         key = settings_key(
@@ -97,7 +103,9 @@ class TextClassificationDataModule(TabrasaDataModule):
         if not hasattr(self, "_raw_splits"):
             raw = self.load_raw()
             if self.limit is not None:
-                raw = datasets.DatasetDict({k: v.select(range(min(self.limit, len(v)))) for k, v in raw.items()})
+                raw = datasets.DatasetDict(
+                    {k: v.select(range(min(self.limit, len(v)))) for k, v in raw.items()}
+                )
             self._raw_splits = raw
         return self._raw_splits
 
@@ -107,14 +115,23 @@ class TextClassificationDataModule(TabrasaDataModule):
         tok = self.tokenizer
         vocab_key = self.tokenizer_path or tok.hf.to_str()
         key = settings_key(
-            {**self.raw_settings(), "vocab": vocab_key, "max_length": self.max_length, "trunc": self.truncation}
+            {
+                **self.raw_settings(),
+                "vocab": vocab_key,
+                "max_length": self.max_length,
+                "trunc": self.truncation,
+            }
         )
         path = self.cache_path / f"tokens-{key}"
         if path.exists():
             splits = datasets.load_from_disk(str(path))
         else:
             splits = self._raw().map(
-                _tokenize_batch, batched=True, fn_kwargs={"tokenizer": tok}, remove_columns=["text"], desc="tokenising"
+                _tokenize_batch,
+                batched=True,
+                fn_kwargs={"tokenizer": tok},
+                remove_columns=["text"],
+                desc="tokenising",
             )
             splits.save_to_disk(str(path))
         for split, rows in splits.items():

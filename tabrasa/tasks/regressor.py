@@ -12,7 +12,11 @@ from tabrasa.tasks.task import TokenTask
 class Regressor(TokenTask):
     def make_metrics(self, num_outputs: int) -> MetricCollection:
         return MetricCollection(
-            {"mse": MeanSquaredError(), "mae": MeanAbsoluteError(), "r2": R2Score(multioutput="uniform_average")}
+            {
+                "mse": MeanSquaredError(),
+                "mae": MeanAbsoluteError(),
+                "r2": R2Score(multioutput="uniform_average"),
+            }
         )
 
     def _shape(self, target: torch.Tensor, outputs: torch.Tensor) -> torch.Tensor:

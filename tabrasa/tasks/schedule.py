@@ -38,7 +38,9 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, object
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-def warmup_cosine(optimizer: torch.optim.Optimizer, total_steps: int, config: OptimConfig) -> torch.optim.lr_scheduler.LambdaLR:
+def warmup_cosine(
+    optimizer: torch.optim.Optimizer, total_steps: int, config: OptimConfig
+) -> torch.optim.lr_scheduler.LambdaLR:
     warmup = int(config.warmup * total_steps) if config.warmup < 1 else int(config.warmup)
     warmup = min(warmup, max(total_steps - 1, 0))
 

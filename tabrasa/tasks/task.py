@@ -41,7 +41,9 @@ class TokenTask(pl.LightningModule):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer", "backbone"])
         if not hasattr(backbone, "dim"):
-            raise TypeError(f"backbone {type(backbone).__name__} has no `dim`; tabrasa backbones expose their width")
+            raise TypeError(
+                f"backbone {type(backbone).__name__} has no `dim`; tabrasa backbones expose their width"
+            )
         self.tokenizer = tokenizer
         self.embedder = tokenizer.embedder(backbone.dim)
         self.backbone = backbone
@@ -76,7 +78,9 @@ class TokenTask(pl.LightningModule):
 
     def _step(self, batch: Batch, stage: str) -> torch.Tensor:
         if "label" not in batch:
-            raise KeyError(f"{stage} batch has no `label`; the data module must provide labels to train or evaluate")
+            raise KeyError(
+                f"{stage} batch has no `label`; the data module must provide labels to train or evaluate"
+            )
         target = batch["label"]
         outputs = self(batch)
         loss = self.loss(outputs, target)

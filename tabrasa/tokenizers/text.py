@@ -31,9 +31,12 @@ def train_subword_tokenizer(
         trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS)
         tok.decoder = decoders.WordPiece()
     elif kind == "bpe":
-        tok = HFTokenizer(models.BPE(unk_token="[UNK]"))
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS)
-        tok.decoder = decoders.BPEDecoder()
+        # The end-of-word suffix lets the decoder put spaces back between words.
+        tok = HFTokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix="</w>"))
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=SPECIALS, end_of_word_suffix="</w>"
+        )
+        tok.decoder = decoders.BPEDecoder(suffix="</w>")
     else:
         raise ValueError(f"subword kind={kind!r} is not known; choose wordpiece or bpe")
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=lowercase)
@@ -41,7 +44,9 @@ def train_subword_tokenizer(
     tok.train_from_iterator(corpus, trainer=trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)]
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
     )
     return tok
 

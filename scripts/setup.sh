@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs tabrasa and, with --test, everything the test suite needs: Debian packages for the real
+# datasets and speech engines, and the reference libraries the equivalence tests compare against.
+# Idempotent: run it again after pulling; it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(dataset-fashion-mnist espeak-ng flite sox libsndfile1)
+
+if [[ "${1:-}" == "--test" ]]; then
+    missing=()
+    for pkg in "${DEBIAN_PACKAGES[@]}"; do
+        dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    done
+    if ((${#missing[@]})); then
+        SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+    fi
+    python -m pip install -q -e ".[test]"
+else
+    python -m pip install -q -e .
+fi

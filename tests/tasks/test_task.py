@@ -1,0 +1,90 @@
+"""The task module: pooling, heads, loss, metrics, schedule and prediction."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tabrasa.backbone import Encoder, EncoderConfig
+from tabrasa.tasks import Classifier, OptimConfig, Regressor, pool
+from tabrasa.tasks.schedule import param_groups, warmup_cosine
+from tabrasa.tokenizers.text import TextTokenizer, train_subword_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> TextTokenizer:
+    corpus = ["a good film", "a bad film", "great acting", "awful plot"] * 10
+    return TextTokenizer(train_subword_tokenizer(corpus, vocab_size=40), max_length=16)
+
+
+def backbone() -> Encoder:
+    return Encoder(EncoderConfig(dim=32, depth=2, heads=4))
+
+
+def test_mean_pooling_ignores_padding_and_empty_rows() -> None:
+    x = torch.tensor([[[1.0], [3.0], [100.0]], [[5.0], [7.0], [9.0]], [[2.0], [2.0], [2.0]]])
+    mask = torch.tensor([[True, True, False], [True, True, True], [False, False, False]])
+    assert pool(x, mask, "mean").squeeze(-1).tolist() == [2.0, 7.0, 0.0]
+    assert pool(x, mask, "cls").squeeze(-1).tolist() == [1.0, 5.0, 2.0]
+
+
+def test_classifier_predicts_probabilities_and_learns(tokenizer: TextTokenizer) -> None:
+    model = Classifier(tokenizer, 2, backbone(), optimizer=OptimConfig(lr=3e-3))
+    texts = ["a good film", "great acting", "a bad film", "awful plot"]
+    batch = tokenizer.collate(
+        [{**tokenizer(t), "label": torch.tensor(int(i >= 2))} for i, t in enumerate(texts)]
+    )
+    probs = model.predict_step(batch, 0)
+    assert probs.shape == (4, 2)
+    torch.testing.assert_close(probs.sum(-1), torch.ones(4))
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    first = model.loss(model(batch), batch["label"]).item()
+    for _ in range(30):
+        opt.zero_grad()
+        model.loss(model(batch), batch["label"]).backward()
+        opt.step()
+    assert model.loss(model(batch), batch["label"]).item() < first / 4
+
+
+def test_frozen_backbone_gets_no_gradients(tokenizer: TextTokenizer) -> None:
+    model = Classifier(tokenizer, 2, backbone(), freeze_backbone=True)
+    batch = tokenizer.collate([{**tokenizer("a good film"), "label": torch.tensor(1)}])
+    model.loss(model(batch), batch["label"]).backward()
+    assert all(p.grad is None for p in model.backbone.parameters())
+    assert model.head.fc.weight.grad is not None
+
+
+def test_regressor_fits_targets(tokenizer: TextTokenizer) -> None:
+    model = Regressor(tokenizer, 1, backbone())
+    batch = tokenizer.collate(
+        [{**tokenizer(t), "label": torch.tensor(v)} for t, v in [("a good film", 1.5), ("awful plot", -0.5)]]
+    )
+    assert model.predict_step(batch, 0).shape == (2,)
+    assert model.loss(model(batch), batch["label"]).ndim == 0
+
+
+def test_classifier_rejects_a_single_class(tokenizer: TextTokenizer) -> None:
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        Classifier(tokenizer, 1, backbone())
+
+
+def test_weight_decay_skips_norms_biases_and_tables(tokenizer: TextTokenizer) -> None:
+    model = Classifier(tokenizer, 2, backbone())
+    decay, no_decay = param_groups(model, 0.1)
+    decayed = {id(p) for p in decay["params"]}  # type: ignore[union-attr]
+    assert id(model.backbone.blocks[0].attn.qkv.weight) in decayed
+    assert id(model.backbone.blocks[0].norm1.weight) not in decayed
+    assert id(model.embedder.token_embed.weight) not in decayed
+    assert no_decay["weight_decay"] == 0.0
+
+
+def test_warmup_then_cosine() -> None:
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = warmup_cosine(opt, 100, OptimConfig(lr=1.0, warmup=0.1))
+    lrs = []
+    for _ in range(100):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
+    assert lrs[55] == pytest.approx(0.5, abs=0.02) and lrs[-1] < 0.01
