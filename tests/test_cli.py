@@ -79,3 +79,18 @@ def test_print_config_shows_linked_model_and_data() -> None:
     config = yaml.safe_load(out)
     assert config["model"]["init_args"]["backbone"]["init_args"]["config"]["dim"] == 128
     assert config["data"]["class_path"] == "tabrasa.data.IMDBDataModule"
+
+
+@pytest.mark.parametrize("baseline", ["sequence_cnn", "sequence_lstm"])
+def test_a_baseline_backbone_swaps_in_from_yaml(baseline: str, cache_dir: Path, tmp_path: Path) -> None:
+    main(
+        [
+            "fit",
+            "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
+            "--model.init_args.backbone", str(ROOT / "configs" / "backbone" / f"{baseline}.yaml"),
+            "--trainer.fast_dev_run", "true",
+            "--trainer.enable_progress_bar", "false",
+            "--trainer.default_root_dir", str(tmp_path),
+            "--data.limit", "16",
+        ]
+    )  # fmt: skip

@@ -2,6 +2,18 @@
 
 from tabrasa.backbone.config import AttentionConfig, EncoderConfig
 from tabrasa.backbone.encoder import Encoder
+from tabrasa.backbone.grid_cnn import GridCNN
 from tabrasa.backbone.masking import AttentionMask, TokenGrid
+from tabrasa.backbone.sequence_cnn import SequenceCNN
+from tabrasa.backbone.sequence_lstm import SequenceLSTM
 
-__all__ = ["AttentionConfig", "AttentionMask", "Encoder", "EncoderConfig", "TokenGrid"]
+__all__ = [
+    "AttentionConfig",
+    "AttentionMask",
+    "Encoder",
+    "EncoderConfig",
+    "GridCNN",
+    "SequenceCNN",
+    "SequenceLSTM",
+    "TokenGrid",
+]

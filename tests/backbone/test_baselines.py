@@ -1,0 +1,68 @@
+"""Inductive-bias baselines behind the Encoder contract: shapes, padding, grids, matched sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from jsonargparse import ArgumentParser
+
+from tabrasa.backbone import GridCNN, SequenceCNN, SequenceLSTM, TokenGrid
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "backbone"
+
+
+def build(name: str) -> torch.nn.Module:
+    parser = ArgumentParser()
+    parser.add_argument("--backbone", type=torch.nn.Module)
+    cfg = parser.parse_object({"backbone": yaml.safe_load((CONFIGS / name).read_text())})
+    return parser.instantiate_classes(cfg).backbone
+
+
+@pytest.mark.parametrize("name", ["sequence_cnn.yaml", "sequence_lstm.yaml", "grid_cnn.yaml"])
+def test_parameter_counts_within_20_percent_of_the_transformer(name: str) -> None:
+    transformer = sum(p.numel() for p in build("small.yaml").parameters())
+    baseline = sum(p.numel() for p in build(name).parameters())
+    assert 0.8 <= baseline / transformer <= 1.2, f"{name}: {baseline:,} vs transformer {transformer:,}"
+
+
+@pytest.mark.parametrize("model", [SequenceCNN(32, 2, 3), SequenceLSTM(32, 2)], ids=["cnn", "lstm"])
+def test_sequence_baselines_ignore_padding(model: torch.nn.Module) -> None:
+    model.eval()
+    x = torch.randn(2, 8, 32)
+    padded = torch.cat([x, torch.randn(2, 4, 32)], dim=1)
+    mask = torch.ones(2, 12, dtype=torch.bool)
+    mask[:, 8:] = False
+    out = model(padded, mask)
+    torch.testing.assert_close(out[:, :8], model(x), atol=1e-5, rtol=1e-5)
+    assert torch.all(out[:, 8:] == 0)
+
+
+def test_sequence_baselines_survive_a_fully_padded_row() -> None:
+    for model in (SequenceCNN(32, 1, 3), SequenceLSTM(32, 1)):
+        mask = torch.tensor([[True] * 4, [False] * 4])
+        assert torch.isfinite(model(torch.randn(2, 4, 32), mask)).all()
+
+
+def test_lstm_is_order_sensitive_and_cnn_is_local() -> None:
+    cnn = SequenceCNN(16, blocks=1, kernel_size=3).eval()
+    x = torch.randn(1, 12, 16)
+    changed = x.clone()
+    changed[:, -1] = torch.randn(16)
+    # one block = two width-3 convolutions: token 0 sees tokens 0..2 only
+    torch.testing.assert_close(cnn(changed)[:, :9], cnn(x)[:, :9])
+    lstm = SequenceLSTM(16, 1).eval()
+    assert (lstm(changed)[:, 0] - lstm(x)[:, 0]).abs().max() > 1e-6  # the backward direction carries it
+
+
+def test_grid_cnn_reads_the_grid_and_fills_prefix_tokens() -> None:
+    model = GridCNN(32, blocks=1, hidden=16).eval()
+    x = torch.randn(2, 1 + 12, 32)
+    out = model(x, None, grid=TokenGrid(height=3, width=4, prefix=1))
+    assert out.shape == (2, 13, 32)
+    with pytest.raises(ValueError, match="use SequenceCNN or SequenceLSTM"):
+        model(x, None)
+    with pytest.raises(ValueError, match="grid says"):
+        model(x, None, grid=TokenGrid(height=3, width=3, prefix=1))
