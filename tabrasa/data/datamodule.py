@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 import datasets
+import numpy as np
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
@@ -23,20 +24,30 @@ SPLITS = ("train", "validation", "test")
 
 class TabrasaDataModule(pl.LightningDataModule):
     """batch_size: examples per step and device. num_workers: loader processes (0 = main process).
-    limit: keep only the first `limit` examples of each split (smoke tests, quick looks)."""
+    limit: keep only the first `limit` examples of each split (smoke tests, quick looks).
+    train_fraction: train on a seeded, class-stratified fraction of the training split (learning curves);
+    validation and test stay whole."""
 
     def __init__(
-        self, batch_size: int = 32, num_workers: int = 0, limit: int | None = None, seed: int = 0
+        self,
+        batch_size: int = 32,
+        num_workers: int = 0,
+        limit: int | None = None,
+        seed: int = 0,
+        train_fraction: float = 1.0,
     ) -> None:
         super().__init__()
         if batch_size < 1:
             raise ValueError(f"batch_size={batch_size} must be >= 1")
         if limit is not None and limit < 1:
             raise ValueError(f"limit={limit} must be >= 1 or None")
+        if not 0.0 < train_fraction <= 1.0:
+            raise ValueError(f"train_fraction={train_fraction} must be in (0, 1]")
         self.batch_size = batch_size
         self.num_workers = num_workers
         self.limit = limit
         self.seed = seed
+        self.train_fraction = train_fraction
         self._splits: datasets.DatasetDict | None = None
 
     # What the CLI links into the model ---------------------------------------------------------------
@@ -74,6 +85,8 @@ class TabrasaDataModule(pl.LightningDataModule):
                 splits = datasets.DatasetDict(
                     {k: v.select(range(min(self.limit, len(v)))) for k, v in splits.items()}
                 )
+            if self.train_fraction < 1.0:
+                splits["train"] = stratified_fraction(splits["train"], self.train_fraction, self.seed)
             self._splits = splits
 
     @property
@@ -107,3 +120,18 @@ class TabrasaDataModule(pl.LightningDataModule):
 
     def predict_dataloader(self) -> DataLoader[Batch]:
         return self.loader("test")
+
+
+def stratified_fraction(rows: datasets.Dataset, fraction: float, seed: int) -> datasets.Dataset:
+    """A seeded subset with each class at `fraction` of its count (at least one example per class), so
+    small fractions keep the class balance of the full split. Regression targets are sampled plainly."""
+    rng = np.random.default_rng(seed)
+    labels = np.asarray(rows["label"])
+    if labels.dtype.kind not in "iu":
+        keep = rng.permutation(len(rows))[: max(1, round(fraction * len(rows)))]
+        return rows.select(np.sort(keep))
+    chosen = []
+    for label in np.unique(labels):
+        members = np.flatnonzero(labels == label)
+        chosen.append(rng.permutation(members)[: max(1, round(fraction * len(members)))])
+    return rows.select(np.sort(np.concatenate(chosen)))

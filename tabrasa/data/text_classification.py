@@ -46,8 +46,15 @@ class TextClassificationDataModule(TabrasaDataModule):
         num_workers: int = 0,
         limit: int | None = None,
         seed: int = 0,
+        train_fraction: float = 1.0,
     ) -> None:
-        super().__init__(batch_size=batch_size, num_workers=num_workers, limit=limit, seed=seed)
+        super().__init__(
+            batch_size=batch_size,
+            num_workers=num_workers,
+            limit=limit,
+            seed=seed,
+            train_fraction=train_fraction,
+        )
         self.max_length = max_length
         self.truncation = truncation
         self.vocab_size = vocab_size
