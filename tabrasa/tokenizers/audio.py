@@ -9,7 +9,7 @@ al. 2019) masks one frequency band and one time span of the normalised features,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 import torch
 import torchaudio.transforms
@@ -71,6 +71,8 @@ class AudioTokenizer(Tokenizer):
             )
         if max_frames < 1:
             raise ValueError(f"max_frames={max_frames} must be >= 1")
+        if truncation not in get_args(TruncationPolicy):
+            raise ValueError(f"truncation={truncation!r} is not known; choose error, head, tail or head_tail")
         if freq_mask < 0 or time_mask < 0:
             raise ValueError(
                 f"freq_mask={freq_mask} and time_mask={time_mask} must be >= 0 (0 turns one off)"
@@ -118,6 +120,7 @@ class AudioTokenizer(Tokenizer):
     def encode(
         self, wave: WaveformInput, sample_rate: int | None, train: bool = False, source: str = "audio"
     ) -> Batch:
+        """A waveform at `sample_rate` → `features` (frames, n_mels) and `truncated` (frames removed)."""
         if sample_rate is None:
             raise ValueError(
                 f"{source} carries no sample rate; give it with the example (sample_rate=...) or build "

@@ -8,7 +8,7 @@ X B U Z O, the alignment gaps '.' and '-', a null slot and <mask>. A sequence is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import torch
 
@@ -37,8 +37,8 @@ class ProteinTokenizer(Tokenizer):
     Cleaning, in order: all whitespace is removed (FASTA line breaks), one trailing '*' (the stop codon of
     a translated gene) is stripped, letters are upper-cased. An empty result is an error.
     unknown: what a character outside the alphabet (e.g. 'J', a digit, an inner '*') becomes: "error"
-    raises naming the sequence, position and character; "unk" maps it to <unk> (as fair-esm does); "x" to
-    X, the unknown amino acid.
+    raises naming the sequence, position and character (fair-esm raises a bare KeyError); "unk" maps it to
+    <unk> (as transformers' EsmTokenizer does); "x" to X, the unknown amino acid.
     max_length counts <cls> and <eos> (ESM-2 was trained on 1024); truncation as for text.
     """
 
@@ -47,6 +47,8 @@ class ProteinTokenizer(Tokenizer):
     ) -> None:
         if unknown not in ("error", "unk", "x"):
             raise ValueError(f"unknown={unknown!r} is not known; choose error, unk or x")
+        if truncation not in get_args(TruncationPolicy):
+            raise ValueError(f"truncation={truncation!r} is not known; choose error, head, tail or head_tail")
         if max_length < 3:
             raise ValueError(f"max_length={max_length} leaves no room for a residue beside <cls> and <eos>")
         self.max_length = max_length

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
+import pickle
+
 import PIL.Image
 import pytest
 import timm.layers
@@ -69,7 +70,9 @@ def test_plain_2d_tensor_is_one_channel() -> None:
 
 def test_wrong_channel_count_names_it_and_the_fix() -> None:
     tok = ImageTokenizer(patch_size=7, channels=1)
-    with pytest.raises(ValueError, match=r"has 3 channels .* channels=1; convert .* ImageTokenizer\(channels=3\)"):
+    with pytest.raises(
+        ValueError, match=r"has 3 channels .* channels=1; convert .* ImageTokenizer\(channels=3\)"
+    ):
         tok(random_uint8(3))
     with pytest.raises(ValueError, match=r"numpy arrays are read as \(H, W, C\)"):
         tok(random_uint8(3).numpy())  # (C, H, W) numpy: read as 28 channels
@@ -77,7 +80,9 @@ def test_wrong_channel_count_names_it_and_the_fix() -> None:
 
 def test_size_the_patch_does_not_divide_is_an_error_unless_resized() -> None:
     image = random_uint8(1, 30, 30)
-    with pytest.raises(ValueError, match=r"30x30 pixels, which patch size 7x7 does not divide; pass image_size=\(28, 28\)"):
+    with pytest.raises(
+        ValueError, match=r"30x30 pixels, which patch size 7x7 does not divide; pass image_size=\(28, 28\)"
+    ):
         ImageTokenizer(patch_size=7, channels=1)(image)
     pixels = ImageTokenizer(patch_size=7, channels=1, image_size=28)(image)["pixels"]
     assert pixels.shape == (1, 28, 28)
@@ -97,7 +102,7 @@ def test_bad_pixels_are_errors() -> None:
     nan[0, 3, 3] = float("nan")
     with pytest.raises(ValueError, match="NaN or infinite"):
         tok(nan)
-    with pytest.raises(TypeError, match="dtype torch.int32; pass uint8"):
+    with pytest.raises(TypeError, match=r"dtype torch\.int32; pass uint8"):
         tok(torch.zeros(1, 28, 28, dtype=torch.int32))
     with pytest.raises(TypeError, match="is list"):
         tok([[0, 1]])
@@ -148,3 +153,9 @@ def test_mapping_example_carries_its_label() -> None:
     tok = ImageTokenizer(patch_size=7, channels=1)
     batch = tok.collate([tok({"image": random_uint8(1), "label": k}) for k in (3, 5)])
     assert batch["label"].tolist() == [3, 5] and batch["pixels"].shape == (2, 1, 28, 28)
+
+
+def test_tokenizer_pickles_for_loader_workers() -> None:
+    tok = ImageTokenizer(patch_size=7, channels=1, crop_padding=2, hflip=True)
+    image = random_uint8(1)
+    torch.testing.assert_close(pickle.loads(pickle.dumps(tok))(image)["pixels"], tok(image)["pixels"])
