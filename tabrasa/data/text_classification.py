@@ -31,7 +31,9 @@ from tabrasa.tokenizers.truncation import TruncationPolicy
 class TextClassificationDataModule(TabrasaDataModule):
     """max_length: tokens per text including [CLS]/[SEP]; longer texts follow `truncation` and are counted.
     vocab_size / subword / lowercase: the vocabulary trained on the training split, unless
-    tokenizer_path names a tokenizer.json or vocab.txt (for example a pretrained model's)."""
+    tokenizer_path names a tokenizer.json or vocab.txt (for example a pretrained model's).
+    tokenizer_family: with tokenizer_path, the pretrained family (e.g. bert) whose checkpoint folder it is;
+    the model then gets that family's embedder (BERT's token-type table) so its weights load whole."""
 
     def __init__(
         self,
@@ -41,6 +43,7 @@ class TextClassificationDataModule(TabrasaDataModule):
         subword: SubwordKind = "wordpiece",
         lowercase: bool = True,
         tokenizer_path: str | None = None,
+        tokenizer_family: str | None = None,
         cache_dir: str | None = None,
         batch_size: int = 32,
         num_workers: int = 0,
@@ -61,6 +64,9 @@ class TextClassificationDataModule(TabrasaDataModule):
         self.subword = subword
         self.lowercase = lowercase
         self.tokenizer_path = tokenizer_path
+        self.tokenizer_family = tokenizer_family
+        if tokenizer_family is not None and tokenizer_path is None:
+            raise ValueError("tokenizer_family needs tokenizer_path: the checkpoint folder the vocabulary is in")
         self.cache_dir = cache_dir
         self._tokenizer: TextTokenizer | None = None
         self._tokenized: datasets.DatasetDict | None = None
@@ -85,7 +91,16 @@ class TextClassificationDataModule(TabrasaDataModule):
     @property
     def tokenizer(self) -> TextTokenizer:
         if self._tokenizer is None:
-            self._tokenizer = TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
+            if self.tokenizer_family is not None:
+                from tabrasa.pretrained.tokenizer import PretrainedTokenizer
+
+                pretrained = PretrainedTokenizer(
+                    self.tokenizer_family, str(self.tokenizer_path), self.max_length, self.truncation
+                )
+                self._tokenizer = pretrained  # type: ignore[assignment]  # a TextTokenizer behind it
+            else:
+                self._tokenizer = TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
+        assert self._tokenizer is not None
         return self._tokenizer
 
     def _load_vocabulary(self) -> HFTokenizer:

@@ -93,7 +93,7 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
     rules = [(_pattern(src), to) for src, to in key_map.targets().items()]
     pieces: dict[str, dict[int, torch.Tensor]] = {}
     parts_of: dict[str, int] = {}
-    unknown, ignored = [], []
+    unknown, ignored, twice = [], [], []
     for raw_key, tensor in state.items():
         key = _rename(raw_key, key_map.renames)
         if any(fnmatch.fnmatchcase(key, glob) for glob in key_map.ignore):
@@ -103,6 +103,8 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
             match = regex.match(key)
             if match:
                 target = _fill(to.key, match.group(1) if match.groups() else None)
+                if to.part in pieces.get(target, {}):
+                    twice.append(f"{target} (again from {raw_key})")
                 pieces.setdefault(target, {})[to.part] = to.forward(tensor)
                 parts_of[target] = to.parts
                 break
@@ -114,6 +116,8 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
             f"family is right, or pass prefix= if every key carries one (e.g. 'bert.', 'esm.'):\n"
             + _listing("unknown source keys", sorted(unknown))
         )
+    if twice:  # e.g. both LayerNorm.gamma and LayerNorm.weight: which one is meant cannot be known
+        raise CheckpointMismatchError(f"{source} fills a target twice:\n" + _listing("filled twice", twice))
     out, incomplete = {}, []
     for target, parts in pieces.items():
         if len(parts) != parts_of[target]:
@@ -122,7 +126,8 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
         out[target] = parts[0] if len(parts) == 1 else torch.cat([parts[i] for i in range(len(parts))])
     if incomplete:
         raise CheckpointMismatchError(
-            f"{source} lacks some of the tensors fused into one target:\n" + _listing("incomplete", incomplete)
+            f"{source} lacks some of the tensors fused into one target:\n"
+            + _listing("incomplete", incomplete)
         )
     return Mapped(out, sorted(ignored))
 

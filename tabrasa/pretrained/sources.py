@@ -64,8 +64,8 @@ def _package_path(spec: str) -> Path:
 def _hub_snapshot(repo_id: str, allow_download: bool) -> Path:
     if not allow_download:
         raise PermissionError(
-            f"hub:{repo_id} would download from the Hugging Face Hub; pass allow_download=True (and be online) "
-            f"or point at a local copy"
+            f"hub:{repo_id} would download from the Hugging Face Hub; pass allow_download=True (and be "
+            f"online) or point at a local copy"
         )
     from huggingface_hub import snapshot_download
 
@@ -74,24 +74,36 @@ def _hub_snapshot(repo_id: str, allow_download: bool) -> Path:
 
 
 def read_checkpoint(
-    path: str | Path, prefix: str = "", allow_download: bool = False, config: dict[str, Any] | None = None
+    path: str | Path,
+    prefix: str = "",
+    allow_download: bool = False,
+    config: dict[str, Any] | None = None,
+    config_file: str = "config.json",
 ) -> Checkpoint:
-    """Read weights (and `config.json` beside them, unless `config` is given) from `path`.
+    """Read weights (and `config_file` beside them, unless `config` is given) from `path`.
 
     prefix: a leading name the backbone's keys carry and that is removed (`bert.` in BertForMaskedLM
     files, `esm.` in EsmForMaskedLM files); it is never guessed.
     """
     resolved = resolve_path(path, allow_download)
-    folder = resolved if resolved.is_dir() else resolved.parent
     files = _weight_files(resolved)
     state: dict[str, torch.Tensor] = {}
     for file in files:
         state.update(_read_file(file))
     if prefix:
         state = _strip_prefix(state, prefix, str(path))
-    if config is None and (folder / "config.json").exists():
-        config = json.loads((folder / "config.json").read_text())
+    folder, config = read_config(resolved, config, config_file)
     return Checkpoint(state, folder, config, files)
+
+
+def read_config(
+    resolved: Path, config: dict[str, Any] | None = None, config_file: str = "config.json"
+) -> tuple[Path, dict[str, Any] | None]:
+    """The checkpoint's folder and its config (the one given, else `config_file` there, else None)."""
+    folder = resolved if resolved.is_dir() else resolved.parent
+    if config is None and (folder / config_file).exists():
+        config = json.loads((folder / config_file).read_text())
+    return folder, config
 
 
 def _weight_files(path: Path) -> list[Path]:
@@ -138,5 +150,7 @@ def _strip_prefix(state: dict[str, torch.Tensor], prefix: str, source: str) -> d
     beside the backbone, such as BERT's `cls.` or ESM's `lm_head.`, are named in its ignore list)."""
     if not any(k.startswith(prefix) for k in state):
         shown = ", ".join(list(state)[:5])
-        raise ValueError(f"{source}: prefix={prefix!r} was given but no key starts with it (keys: {shown}, ...)")
+        raise ValueError(
+            f"{source}: prefix={prefix!r} was given but no key starts with it (keys: {shown}, ...)"
+        )
     return {k.removeprefix(prefix): v for k, v in state.items()}

@@ -15,6 +15,8 @@ import torch
 from torch import nn
 from torchmetrics import MetricCollection
 
+from tabrasa.pretrained.api import load_into
+from tabrasa.pretrained.config import PretrainedSource
 from tabrasa.tasks.heads import LinearHead
 from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, param_groups, warmup_cosine
@@ -26,6 +28,8 @@ STAGES = ("train", "val", "test")
 class TokenTask(pl.LightningModule):
     """tokenizer and num_outputs come from the data module (linked by the CLI, never typed twice).
     backbone: the shared encoder (class_path in YAML). pooling: "cls" or "mean" over real tokens.
+    pretrained: start the backbone (and, unless `load_embedder: false`, the embedder) from a checkpoint;
+        every weight loads or it is an error, never a silent random init.
     freeze_backbone: train only the embedder and head (linear probing, the frozen-transformer setting)."""
 
     def __init__(
@@ -36,6 +40,7 @@ class TokenTask(pl.LightningModule):
         pooling: Pooling = "mean",
         head_dropout: float = 0.0,
         optimizer: OptimConfig | None = None,
+        pretrained: PretrainedSource | None = None,
         freeze_backbone: bool = False,
     ) -> None:
         super().__init__()
@@ -50,6 +55,8 @@ class TokenTask(pl.LightningModule):
         self.head = LinearHead(backbone.dim, num_outputs, head_dropout)
         self.pooling = pooling
         self.optim = optimizer or OptimConfig()
+        if pretrained is not None:
+            load_into(pretrained, self.backbone, self.embedder if pretrained.load_embedder else None)
         if freeze_backbone:
             self.backbone.requires_grad_(False)
         # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.

@@ -64,7 +64,12 @@ def load_subword_tokenizer(path: str | Path, lowercase: bool = True) -> HFTokeni
     if not path.exists():
         raise FileNotFoundError(f"text tokenizer file {path} does not exist")
     if path.suffix == ".json":
-        return HFTokenizer.from_file(str(path))
+        tok = HFTokenizer.from_file(str(path))
+        # A saved tokenizer.json may carry fixed padding and truncation (MiniLM's pads every text to 128 and
+        # cuts longer ones): tabrasa pads per batch and truncates only by its own counted policy.
+        tok.no_padding()
+        tok.no_truncation()
+        return tok
     if path.suffix == ".txt":
         from tokenizers.implementations import BertWordPieceTokenizer
 
@@ -106,7 +111,19 @@ class TextTokenizer(Tokenizer):
 
     def encode(self, text: str, source: str = "text") -> tuple[list[int], int]:
         if not isinstance(text, str):
-            raise TypeError(f"{source} is {type(text).__name__}; TextTokenizer takes str")
+            hint = (
+                "; decode it first, e.g. data.decode('utf-8', errors='replace')"
+                if isinstance(text, bytes)
+                else ""
+            )
+            raise TypeError(f"{source} is {type(text).__name__}; TextTokenizer takes str{hint}")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:  # lone surrogates, e.g. bytes decoded with errors='surrogateescape'
+            raise ValueError(
+                f"{source} is not valid Unicode: {text[err.start : err.end]!r} at character {err.start} is a "
+                f"lone surrogate; decode its bytes with errors='replace' (or clean the text)"
+            ) from err
         ids = self.hf.encode(text).ids
         return truncate(ids, self.max_length, self.truncation, self._prefix, self._suffix, source)
 

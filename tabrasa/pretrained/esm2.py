@@ -1,0 +1,128 @@
+"""ESM-2 (Lin et al. 2023) in the Hugging Face EsmModel file layout (family `esm2`).
+
+Pre-LN blocks with rotary positions (half-split pairing, as tabrasa's RotaryPositions), a final
+`emb_layer_norm_after`, and ESM's token-dropout embedding rule (see `esm_embedding.py`). Files saved from
+EsmForMaskedLM carry the backbone under `esm.`: load them with prefix="esm.".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tabrasa.backbone.config import EncoderConfig
+from tabrasa.pretrained.config import PretrainedConfig
+from tabrasa.pretrained.engine import KeyMap, To
+from tabrasa.pretrained.esm_embedding import EsmEmbedder
+from tabrasa.pretrained.family import Family, activation, mlp_ratio, refuse, require
+from tabrasa.tokenizers.protein import ESM_ALPHABET, MASK_ID, PAD_ID
+
+LAYER = "encoder.layer.{}."
+BLOCK = "encoder.blocks.{}."
+WB = ("weight", "bias")
+
+KEY_MAP = KeyMap(
+    rules={
+        "embeddings.word_embeddings.weight": "embedder.token_embed.weight",
+        "encoder.emb_layer_norm_after.weight": "encoder.norm.weight",
+        "encoder.emb_layer_norm_after.bias": "encoder.norm.bias",
+        **{
+            f"{LAYER}attention.self.{name}.{p}": To(f"{BLOCK}attn.qkv.{p}", part=i, parts=3)
+            for i, name in enumerate(("query", "key", "value"))
+            for p in WB
+        },
+        **{
+            f"{LAYER}{src}.{p}": f"{BLOCK}{dst}.{p}"
+            for src, dst in (
+                ("attention.output.dense", "attn.proj"),
+                ("attention.LayerNorm", "norm1"),
+                ("intermediate.dense", "mlp.fc1"),
+                ("output.dense", "mlp.fc2"),
+                ("LayerNorm", "norm2"),
+            )
+            for p in WB
+        },
+    },
+    ignore={
+        "embeddings.position_ids": "constant buffer",
+        "*rotary_embeddings.inv_freq": "rotary frequencies, recomputed from the config",
+        "pooler.*": "the tanh pooler is a task head",
+        "contact_head.*": "contact prediction is a task head",
+        "lm_head.*": "the masked-LM head is a task head",
+    },
+    renames={"LayerNorm.gamma": "LayerNorm.weight", "LayerNorm.beta": "LayerNorm.bias"},
+)
+
+
+def check_alphabet(vocab_size: int, mask_id: int | None, pad_id: int | None, family: str) -> None:
+    refuse(
+        (vocab_size, mask_id, pad_id) != (len(ESM_ALPHABET), MASK_ID, PAD_ID),
+        family,
+        f"a vocabulary of {vocab_size} tokens with mask {mask_id} and pad {pad_id} (the ESM alphabet has "
+        f"{len(ESM_ALPHABET)}, mask {MASK_ID}, pad {PAD_ID})",
+    )
+
+
+def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
+    name = "esm2"
+    refuse(config.get("position_embedding_type") != "rotary", name, "absolute positions (ESM-1b)")
+    refuse(bool(config.get("emb_layer_norm_before")), name, "an embedding LayerNorm (ESM-1b)")
+    refuse(bool(config.get("is_folding_model")), name, "ESMFold")
+    check_alphabet(
+        require(config, "vocab_size", name), config.get("mask_token_id"), config.get("pad_token_id"), name
+    )
+    dim = require(config, "hidden_size", name)
+    token_dropout = bool(config.get("token_dropout", False))
+    encoder = esm_encoder_config(
+        dim,
+        require(config, "num_hidden_layers", name),
+        require(config, "num_attention_heads", name),
+        mlp_ratio(require(config, "intermediate_size", name), dim, name),
+        config.get("layer_norm_eps", 1e-12),
+        activation(config.get("hidden_act", "gelu"), name),
+        config.get("max_position_embeddings", 1026),
+    )
+    return esm_config(name, encoder, token_dropout, config)
+
+
+def esm_encoder_config(
+    dim: int, depth: int, heads: int, ratio: float, eps: float, act: str, max_len: int
+) -> EncoderConfig:
+    return EncoderConfig(
+        dim=dim, depth=depth, heads=heads, mlp_ratio=ratio, norm_placement="pre", norm_eps=eps,
+        final_norm=True, activation=act, positions="rotary", max_len=max_len,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def esm_config(
+    family: str, encoder: EncoderConfig, token_dropout: bool, source: dict[str, Any]
+) -> PretrainedConfig:
+    embedder = {"kind": "esm", "token_dropout": token_dropout}
+    # ESM-2 was trained on crops of 1024 tokens; a smaller rotary table (tiny test models) caps it.
+    max_length = min(1024, encoder.max_len)
+    tokenizer = {"kind": "protein", "max_length": max_length, "token_dropout": token_dropout}
+    return PretrainedConfig(family, encoder, embedder, tokenizer, source=source)
+
+
+def export_config(config: PretrainedConfig) -> dict[str, Any]:
+    e = config.encoder
+    return {
+        **config.source,
+        "architectures": ["EsmModel"],
+        "model_type": "esm",
+        "hidden_size": e.dim,
+        "num_hidden_layers": e.depth,
+        "num_attention_heads": e.heads,
+        "intermediate_size": e.mlp_dim,
+        "layer_norm_eps": e.norm_eps,
+        "max_position_embeddings": e.max_len,
+        "position_embedding_type": "rotary",
+        "emb_layer_norm_before": False,
+        "token_dropout": config.embedder["token_dropout"],
+        "vocab_size": len(ESM_ALPHABET),
+        "mask_token_id": MASK_ID,
+        "pad_token_id": PAD_ID,
+    }
+
+
+FAMILY = Family("esm2", KEY_MAP, translate, EsmEmbedder, export_config)
