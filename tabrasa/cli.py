@@ -8,14 +8,17 @@ module's tokenizer (vocabulary size, patch size, mel bins) and number of outputs
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
+from lightning_fabric.plugins import CheckpointIO
 from pytorch_lightning import Trainer
 from pytorch_lightning.callbacks import LearningRateMonitor, ModelCheckpoint, RichProgressBar
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 
 from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.tasks.task import TokenTask
+from tabrasa.training import ResumeCheckpoint, ResumeState, SafetensorsCheckpointIO, load_hyper_parameters
 
 
 class TabrasaCLI(LightningCLI):
@@ -23,7 +26,31 @@ class TabrasaCLI(LightningCLI):
         # A rich progress bar unless the user turned progress bars off (logs, CI).
         if self._get(self.config_init, "trainer.enable_progress_bar", True) is not False:
             kwargs.setdefault("callbacks", []).append(RichProgressBar(leave=True))
+        # Checkpoints are safetensors, written atomically, unless the user chose another CheckpointIO.
+        plugins = self._get(self.config_init, "trainer.plugins") or []
+        plugins = list(plugins) if isinstance(plugins, list | tuple) else [plugins]
+        if not any(isinstance(p, CheckpointIO) for p in plugins):
+            kwargs["plugins"] = [*plugins, SafetensorsCheckpointIO()]
         return super().instantiate_trainer(**kwargs)
+
+    def _parse_ckpt_path(self) -> None:
+        """LightningCLI's, reading the checkpoint's hyper-parameters with tabrasa's reader (safetensors, or
+        torch.load(weights_only=True) for older files) instead of torch.load."""
+        subcommand = self.config.get("subcommand")
+        ckpt_path = self.config[subcommand].get("ckpt_path") if subcommand else None
+        if not ckpt_path or not Path(ckpt_path).is_file():
+            return
+        hparams = dict(load_hyper_parameters(ckpt_path))
+        hparams.pop("_instantiator", None)
+        if not hparams:
+            return
+        if "_class_path" in hparams:
+            hparams = {"class_path": hparams.pop("_class_path"), "dict_kwargs": hparams}
+        try:
+            self.config = self.parser.parse_object({subcommand: {"model": hparams}}, self.config)
+        except SystemExit:
+            sys.stderr.write("Parsing of ckpt_path hyperparameters failed!\n")
+            raise
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_argument(
@@ -34,6 +61,8 @@ class TabrasaCLI(LightningCLI):
         )
         parser.link_arguments("data.tokenizer", "model.init_args.tokenizer", apply_on="instantiate")
         parser.link_arguments("data.num_outputs", "model.init_args.num_outputs", apply_on="instantiate")
+        # --checkpoint.every_n_train_steps N or --checkpoint.every_minutes M: how often last.ckpt is renewed.
+        parser.add_lightning_class_args(ResumeCheckpoint, "checkpoint")
 
     def after_fit(self) -> None:
         if self.config[self.subcommand].get("test_after_fit") and not self.trainer.fast_dev_run:
@@ -44,11 +73,13 @@ class TabrasaCLI(LightningCLI):
 
 
 def trainer_defaults() -> dict[str, object]:
-    """Rich progress, the last and the best (by validation loss) checkpoint, learning-rate logging."""
+    """Rich progress, the best (by validation loss) checkpoint, learning-rate logging, RNG states in every
+    checkpoint. last.ckpt is written by the `checkpoint` (ResumeCheckpoint) callback, mid-epoch too."""
     return {
         "callbacks": [
-            ModelCheckpoint(monitor="val/loss", mode="min", save_last=True, filename="best-{epoch}-{step}"),
+            ModelCheckpoint(monitor="val/loss", mode="min", save_last=False, filename="best-{epoch}-{step}"),
             LearningRateMonitor(logging_interval="step"),
+            ResumeState(),
         ],
         "default_root_dir": "runs",
     }

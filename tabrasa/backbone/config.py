@@ -14,7 +14,9 @@ AttentionKind = Literal["full", "local", "lowrank", "axial"]
 
 @dataclass
 class AttentionConfig:
-    """Which token mixer each block uses. Only `full` ships with the core; the others plug in by name.
+    """Which token mixer each block uses (tabrasa/backbone/mixers.py): `full` (softmax over every token),
+    `local` (sliding window + global tokens, blockwise), `lowrank` (Linformer), `axial` (row then column
+    over a TokenGrid). Only `lowrank` adds weights, so a model trained with one kind loads into another.
 
     window: tokens each query sees on either side for `local` attention (a band of 2*window+1).
     global_tokens: leading tokens (CLS and friends) that attend to and are attended by every token (`local`).
@@ -105,6 +107,11 @@ class EncoderConfig:
         for name, allowed in checks.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"EncoderConfig.{name}={getattr(self, name)!r}; choose one of {allowed}")
+        if self.causal and self.attention.kind in ("lowrank", "axial"):
+            raise ValueError(
+                f"attention.kind={self.attention.kind!r} cannot be causal: it mixes positions without their "
+                f"order; use kind: full or local with causal=True"
+            )
         if self.final_norm is None:
             self.final_norm = self.norm_placement == "pre"
 

@@ -89,6 +89,12 @@ class Encoder(nn.Module):
             )
         if not x.is_floating_point():
             raise TypeError(f"Encoder input x has dtype {x.dtype}; expected a float tensor of token vectors")
+        weights = next((p.dtype for p in self.parameters() if p.is_floating_point()), x.dtype)
+        if x.dtype != weights and not torch.is_autocast_enabled(x.device.type):
+            raise TypeError(
+                f"Encoder input x has dtype {x.dtype} but the encoder's weights are {weights}; cast one to "
+                f"the other (x.to({weights}) or encoder.to({x.dtype})) or run under torch.autocast"
+            )
         if x.shape[1] == 0:
             raise ValueError("Encoder input x has 0 tokens; every sequence needs at least one token")
         if mask is not None:

@@ -16,9 +16,7 @@ class FullAttention(nn.Module):
         super().__init__()
         self.dropout = dropout
 
-    def forward(
-        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask
-    ) -> torch.Tensor:
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask) -> torch.Tensor:
         # q, k, v: (B, H, N, hd) → (B, H, N, hd)
         return F.scaled_dot_product_attention(
             q,

@@ -42,14 +42,9 @@ class AttentionMask:
     _sdpa: torch.Tensor | None = field(default=None, repr=False)
 
     @classmethod
-    def build(
-        cls, mask: torch.Tensor | None, causal: bool, grid: TokenGrid | None = None
-    ) -> AttentionMask:
+    def build(cls, mask: torch.Tensor | None, causal: bool, grid: TokenGrid | None = None) -> AttentionMask:
         if mask is not None:
-            if bool(mask.all()):
-                mask = None
-            else:
-                mask = mask | ~mask.any(dim=-1, keepdim=True)
+            mask = None if bool(mask.all()) else mask | ~mask.any(dim=-1, keepdim=True)
         return cls(key_mask=mask, causal=causal, grid=grid)
 
     def sdpa_mask(self, n: int, device: torch.device) -> torch.Tensor | None:

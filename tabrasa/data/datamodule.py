@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader
 
 from tabrasa.data.torch_dataset import RowDataset
 from tabrasa.tokenizers.base import Batch, Tokenizer
+from tabrasa.training.resumable_data import ResumableLoader
 
 SPLITS = ("train", "validation", "test")
 
@@ -99,7 +100,9 @@ class TabrasaDataModule(pl.LightningDataModule):
         return RowDataset(self.splits[split], partial(self.to_example, split=split))
 
     def loader(self, split: str, shuffle: bool = False) -> DataLoader[Batch]:
-        return DataLoader(
+        # Training order: fixed by (seed, epoch), split across DDP ranks, resumable mid-epoch.
+        loader_class = ResumableLoader if shuffle else DataLoader
+        return loader_class(
             self.dataset(split),
             batch_size=self.batch_size,
             shuffle=shuffle,

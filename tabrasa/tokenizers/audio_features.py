@@ -87,6 +87,11 @@ class LogMel:
                 f"more than half a window ({self.win_length // 2} samples): pad it with silence or drop it"
             )
         mel = self.mel(wave)  # (n_mels, frames)
+        if not bool(torch.isfinite(mel).all()):  # |x| beyond ~1e16: the power spectrum overflows float32
+            raise ValueError(
+                f"{source} peaks at {float(wave.abs().max()):.3g}, so its power spectrum overflows float32; "
+                f"scale the samples into [-1, 1] (int16 PCM: divide by 32768)"
+            )
         return torch.log(mel + LOG_FLOOR).T.contiguous()  # (frames, n_mels)
 
 

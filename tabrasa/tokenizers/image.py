@@ -116,7 +116,13 @@ class ImageTokenizer(Tokenizer):
             raise TypeError(
                 f"{source} is {type(image).__name__}; pass a torch tensor, numpy array or PIL image"
             )
+        if isinstance(image, torch.Tensor | np.ndarray) and image.ndim not in (2, 3):
+            raise ValueError(f"{source} has shape {tuple(image.shape)}; expected (C, H, W) or (H, W)")
         img = v2.functional.to_image(image)  # (C, H, W); numpy (H, W, C) and PIL are transposed
+        if img.ndim == 3 and 0 in img.shape[-2:]:
+            raise ValueError(
+                f"{source} is empty ({img.shape[-2]}x{img.shape[-1]} pixels); drop it from the dataset"
+            )
         if img.ndim != 3:
             raise ValueError(f"{source} has shape {tuple(img.shape)}; expected (C, H, W) or (H, W)")
         if img.shape[0] != self.channels:

@@ -63,7 +63,8 @@ class ProteinTokenizer(Tokenizer):
     def clean(self, sequence: str, source: str = "protein") -> str:
         if not isinstance(sequence, str):
             raise TypeError(f"{source} is {type(sequence).__name__}; ProteinTokenizer takes str")
-        residues = "".join(sequence.split()).upper()
+        # ASCII letters only: str.upper() would turn 'ß' into 'SS' and 'ﬀ' into 'FF', residues never there.
+        residues = "".join(c.upper() if "a" <= c <= "z" else c for c in "".join(sequence.split()))
         if residues.endswith("*"):
             residues = residues[:-1]
         if not residues:

@@ -27,7 +27,10 @@ def truncate(
     body = ids[prefix : len(ids) - suffix]
     budget = max_length - prefix - suffix
     if budget < 1:
-        raise ValueError(f"max_length={max_length} leaves no room for content beside the special tokens")
+        raise ValueError(
+            f"max_length={max_length} leaves no room for content beside the {prefix + suffix} special "
+            f"tokens; raise max_length to at least {prefix + suffix + 1}"
+        )
     if policy == "head":
         kept = body[:budget]
     elif policy == "tail":

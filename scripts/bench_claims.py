@@ -1,0 +1,45 @@
+"""Measure each numeric claim of the articles at small scale: claim | article's figure | measured | verdict.
+
+    python scripts/bench_claims.py              # quick: about 8 minutes on 2 CPU cores (the README's table)
+    python scripts/bench_claims.py --smoke      # seconds: checks that every claim still runs
+    python scripts/bench_claims.py --full --device cuda
+    python scripts/bench_claims.py --only heads,layernorm
+
+Writes results/claims.json (every number and the settings behind it) and results/claims.md (the table).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from tabrasa.evidence.runner import main_table, run_claims
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument("--smoke", dest="scale", action="store_const", const="smoke", help="tiny, seconds")
+    scale.add_argument("--quick", dest="scale", action="store_const", const="quick", help="default, CPU")
+    scale.add_argument("--full", dest="scale", action="store_const", const="full", help="larger, for a GPU")
+    parser.set_defaults(scale="quick")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (int8 always runs on the CPU)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads (torch.set_num_threads)")
+    parser.add_argument("--only", default="", help="comma-separated claim keys, e.g. heads,layernorm")
+    parser.add_argument("--out", type=Path, default=Path("results"), help="folder for claims.json and .md")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    only = [key.strip() for key in args.only.split(",") if key.strip()]
+    results = run_claims(args.scale, torch.device(args.device), args.threads, args.out, only)
+    print(main_table(results))
+
+
+if __name__ == "__main__":
+    main()

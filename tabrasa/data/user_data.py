@@ -1,0 +1,182 @@
+"""The user's own labelled text (CSV, TSV or JSON Lines) and proteins (FASTA), ready for any config.
+
+Text: one file, or one per split, with a text column and a label column (strings or integers); read with
+Hugging Face `datasets`' csv/json builders and cached as Arrow. Proteins: one FASTA file whose labels are
+in the headers (a regular expression picks them) or in a side CSV keyed by the header's first word.
+Missing splits are seeded, stratified hold-outs; for proteins identical sequences are merged first.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from tabrasa.data.cache import cache_root
+from tabrasa.data.fasta import read_fasta
+from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
+from tabrasa.data.splits import Size, complete_splits, encode_labels
+from tabrasa.data.text_classification import TextClassificationDataModule
+
+BUILDERS = {
+    ".csv": ("csv", {}),
+    ".tsv": ("csv", {"delimiter": "\t"}),
+    ".json": ("json", {}),
+    ".jsonl": ("json", {}),
+}
+
+
+def file_fingerprint(path: str | Path) -> tuple[str, int, int]:
+    """(absolute path, size, mtime): a changed file gets a new cache entry."""
+    path = Path(path).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"data file {path} does not exist")
+    stat = path.stat()
+    return str(path), stat.st_size, stat.st_mtime_ns
+
+
+def read_table_files(files: dict[str, str], cache_dir: str | None) -> datasets.DatasetDict:
+    """{split: CSV/TSV/JSONL path} → DatasetDict through `datasets.load_dataset` (cached as Arrow)."""
+    suffixes = {Path(p).suffix.lower() for p in files.values()}
+    if len(suffixes) != 1 or next(iter(suffixes)) not in BUILDERS:
+        raise ValueError(
+            f"data files {sorted(files.values())} must share one format: .csv, .tsv, .json or .jsonl"
+        )
+    builder, options = BUILDERS[suffixes.pop()]
+    return datasets.load_dataset(
+        builder, data_files=files, cache_dir=str(cache_root(cache_dir) / "hf"), **options
+    )
+
+
+def select_columns(
+    splits: datasets.DatasetDict, columns: dict[str, str], source: str
+) -> datasets.DatasetDict:
+    """Keep `columns` (their name in the data → tabrasa's name) and rename them; a missing one is an error."""
+    out = {}
+    for split, rows in splits.items():
+        missing = [c for c in columns if c not in rows.column_names]
+        if missing:
+            raise KeyError(
+                f"{source} {split} has columns {rows.column_names} but not {missing}; set the column names"
+            )
+        rows = rows.select_columns(list(columns))
+        out[split] = rows.rename_columns({k: v for k, v in columns.items() if k != v})
+    return datasets.DatasetDict(out)
+
+
+class TextFileDataModule(TextClassificationDataModule):
+    """train_path (and optional validation_path / test_path): .csv, .tsv, .json or .jsonl files with
+    `text_column` and `label_column`. val_size / test_size: held out of train where a file is not given."""
+
+    def __init__(
+        self,
+        train_path: str,
+        *args: Any,
+        validation_path: str | None = None,
+        test_path: str | None = None,
+        text_column: str = "text",
+        label_column: str = "label",
+        val_size: Size = 0.1,
+        test_size: Size = 0.1,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        paths = {"train": train_path, "validation": validation_path, "test": test_path}
+        self.files = {split: str(Path(p).expanduser()) for split, p in paths.items() if p is not None}
+        self.columns = {text_column: "text", label_column: "label"}
+        self.val_size = val_size
+        self.test_size = test_size
+
+    name = "user-text"  # type: ignore[assignment]
+
+    def raw_settings(self) -> dict[str, Any]:
+        files = {split: file_fingerprint(p) for split, p in self.files.items()}
+        return {
+            **super().raw_settings(),
+            "files": files,
+            "columns": self.columns,
+            "val": self.val_size,
+            "test": self.test_size,
+        }
+
+    @property
+    def class_names(self) -> Sequence[str]:
+        return self._raw()["train"].features["label"].names
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.class_names)
+
+    def load_raw(self) -> datasets.DatasetDict:
+        splits = select_columns(read_table_files(self.files, self.cache_dir), self.columns, "text data")
+        splits = encode_labels(splits)
+        return complete_splits(dict(splits), self.val_size, self.test_size, self.seed, "text data")
+
+
+class FastaDataModule(ProteinClassificationDataModule):
+    """path: a FASTA file (or .fasta.gz). Labels: `labels_csv` (columns `id_column`, `label_column`; id =
+    the header's first word) if given, else `label_pattern`'s first group searched in each header; the
+    default takes the header's second word (`>P12345 nucleus …`), `\\[([^\\]]+)\\]` takes `[Label]`."""
+
+    def __init__(
+        self,
+        path: str,
+        *args: Any,
+        label_pattern: str = r"^\S+\s+(\S+)",
+        labels_csv: str | None = None,
+        id_column: str = "id",
+        label_column: str = "label",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.path = str(Path(path).expanduser())
+        self.label_pattern = re.compile(label_pattern)
+        if self.label_pattern.groups < 1:
+            raise ValueError(f"label_pattern={label_pattern!r} needs a (group) around the label")
+        self.labels_csv = labels_csv
+        self.id_column = id_column
+        self.label_column = label_column
+
+    @property
+    def name(self) -> str:
+        return "user-fasta"
+
+    def source_settings(self) -> dict[str, Any]:
+        side = None if self.labels_csv is None else file_fingerprint(self.labels_csv)
+        return {"fasta": file_fingerprint(self.path), "pattern": self.label_pattern.pattern, "csv": side}
+
+    def load_records(self) -> Iterator[ProteinRecord]:
+        side = None if self.labels_csv is None else self._side_labels()
+        for header, sequence in read_fasta(self.path):
+            identifier = header.split(maxsplit=1)[0] if header else ""
+            if side is not None:
+                label = side.get(identifier)
+                if label is None:
+                    raise KeyError(
+                        f"{self.path}: {identifier!r} has no row in {self.labels_csv}; add one or drop it"
+                    )
+            else:
+                match = self.label_pattern.search(header)
+                if match is None:
+                    raise ValueError(
+                        f"{self.path}: header {header!r} does not match "
+                        f"label_pattern {self.label_pattern.pattern!r}; "
+                        f"fix the header or set data.label_pattern (or data.labels_csv)"
+                    )
+                label = match.group(1)
+            yield ProteinRecord(identifier, sequence, label)
+
+    def _side_labels(self) -> dict[str, str]:
+        assert self.labels_csv is not None
+        with open(self.labels_csv, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        if rows and not {self.id_column, self.label_column} <= set(rows[0]):
+            raise KeyError(
+                f"{self.labels_csv} has columns {list(rows[0])}, "
+                f"not {self.id_column!r} and {self.label_column!r}"
+            )
+        return {row[self.id_column]: row[self.label_column] for row in rows}

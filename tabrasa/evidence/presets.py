@@ -1,0 +1,74 @@
+"""Settings of every claim at three scales: smoke (the test, seconds), quick (2 CPU cores, minutes, the
+README's table) and full (larger models and budgets, for a GPU). Quick is each Settings' defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tabrasa.evidence.claims import (
+    heads,
+    int8,
+    layernorm,
+    long_range,
+    path_length,
+    rnn_speed,
+    shared_qkv,
+)
+from tabrasa.evidence.models import Shape
+from tabrasa.evidence.tasks import FirstTokensTask, RandomPairsTask, RecallTask
+from tabrasa.evidence.training import TrainConfig
+
+SEEDS = {"smoke": (0, 1), "quick": (0, 1), "full": (0, 1, 2)}
+
+_TINY = Shape(dim=32, depth=2, heads=2)
+_TINY_RECALL = RecallTask(pairs=3, keys=8, values=4)
+
+
+def _smoke() -> dict[str, Any]:
+    fit = TrainConfig(steps=4, batch=8, lr=3e-3, eval_every=2, eval_batches=1)
+    return {
+        "long_range": long_range.Settings(FirstTokensTask(length=64, signal=4), _TINY, fit),
+        "rnn_speed": rnn_speed.Settings(lengths=(16, 32), shape=_TINY, batch=4, repeats=2),
+        "heads": heads.Settings(_TINY_RECALL, Shape(dim=32, depth=2, heads=8), train=fit),
+        "layernorm": layernorm.Settings(_TINY_RECALL, _TINY, threshold=0.3, train=fit),
+        "shared_qkv": shared_qkv.Settings(RandomPairsTask(size=32), _TINY, fit),
+        "int8": int8.Settings(_TINY_RECALL, _TINY, fit, wide=_TINY, wide_length=16, batch=4, repeats=2),
+        "path_length": path_length.Settings(lengths=(8, 16, 32), shape=_TINY, samples=2),
+    }
+
+
+def _quick() -> dict[str, Any]:
+    return {
+        "long_range": long_range.Settings(),
+        "rnn_speed": rnn_speed.Settings(),
+        "heads": heads.Settings(),
+        "layernorm": layernorm.Settings(),
+        "shared_qkv": shared_qkv.Settings(),
+        "int8": int8.Settings(),
+        "path_length": path_length.Settings(),
+    }
+
+
+def _full() -> dict[str, Any]:
+    shape = Shape(dim=128, depth=4, heads=8)
+    recall = RecallTask(pairs=16, keys=64, values=32)
+    return {
+        "long_range": long_range.Settings(
+            FirstTokensTask(length=1024, signal=8),
+            Shape(dim=128, depth=2, heads=4),
+            TrainConfig(steps=2000, batch=32, lr=1e-3),
+        ),
+        "rnn_speed": rnn_speed.Settings(lengths=(256, 1024, 4096), shape=shape, batch=32, repeats=20),
+        "heads": heads.Settings(recall, shape, train=TrainConfig(steps=4000, batch=128, lr=1e-3)),
+        "layernorm": layernorm.Settings(
+            recall, shape, train=TrainConfig(steps=6000, batch=128, lr=1e-3, eval_every=50)
+        ),
+        "shared_qkv": shared_qkv.Settings(
+            RandomPairsTask(size=16384), Shape(dim=64, depth=2, heads=4), TrainConfig(4000, 256, 2e-3)
+        ),
+        "int8": int8.Settings(recall, Shape(dim=128, depth=2, heads=4), wide=Shape(512, 6, 8), repeats=20),
+        "path_length": path_length.Settings(lengths=(64, 256, 1024, 4096), shape=shape, samples=8),
+    }
+
+
+PRESETS = {"smoke": _smoke, "quick": _quick, "full": _full}

@@ -1,0 +1,96 @@
+"""Launching tiny `tabrasa fit` runs in subprocesses and reading back what they wrote."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from tabrasa.training import load_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# IMDB, 64 examples per split, 32 tokens, a 32-wide 2-layer backbone: about a second of training per epoch.
+TINY = [
+    "--config", "configs/text/imdb.yaml",
+    "--data.limit", "64",
+    "--data.max_length", "32",
+    "--data.vocab_size", "300",
+    "--data.num_workers", "0",
+    "--model.init_args.backbone.init_args.config.dim", "32",
+    "--model.init_args.backbone.init_args.config.max_len", "32",
+    "--trainer.enable_progress_bar", "false",
+    "--trainer.enable_model_summary", "false",
+    "--trainer.deterministic", "true",
+    "--test_after_fit", "false",
+]  # fmt: skip
+
+
+def tiny_fit(save_dir: Path, *extra: str) -> list[str]:
+    return ["fit", *TINY, "--trainer.logger.init_args.save_dir", str(save_dir), *extra]
+
+
+def callback_arg(class_name: str, **init_args: Any) -> str:
+    spec = {"class_path": f"tests.robust.callbacks.{class_name}", "init_args": init_args}
+    return f"--trainer.callbacks+={json.dumps(spec)}"
+
+
+def _command(args: list[str]) -> list[str]:
+    return [sys.executable, "-m", "tabrasa.cli", *args]
+
+
+def _env() -> dict[str, str]:
+    # The session's cache (tests/conftest.py cache_dir) so the vocabulary and token ids are built once.
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def run_cli(args: list[str], timeout: float = 300) -> str:
+    out = subprocess.run(
+        _command(args), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout
+    )
+    assert out.returncode == 0, f"tabrasa {' '.join(args[:1])} failed:\n{out.stderr[-4000:]}"
+    return out.stdout + out.stderr
+
+
+def start_cli(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    handle = open(log, "wb")  # noqa: SIM115 (closed by the child's exit; the test reads it after)
+    return subprocess.Popen(_command(args), cwd=ROOT, env=_env(), stdout=handle, stderr=subprocess.STDOUT)
+
+
+def wait_for(marker: Path, process: subprocess.Popen[bytes], log: Path, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended before {marker.name}:\n{log.read_text()[-4000:]}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"no {marker.name} after {timeout} s:\n{log.read_text()[-4000:]}")
+        time.sleep(0.1)
+
+
+def version_dir(save_dir: Path, version: int) -> Path:
+    return save_dir / "imdb" / f"version_{version}"
+
+
+def last_checkpoint(save_dir: Path, version: int = 0) -> dict[str, Any]:
+    return load_checkpoint(version_dir(save_dir, version) / "checkpoints" / "last.ckpt")
+
+
+def weights(save_dir: Path, version: int = 0) -> dict[str, torch.Tensor]:
+    return last_checkpoint(save_dir, version)["state_dict"]
+
+
+def metrics(save_dir: Path, version: int = 0) -> list[dict[str, str]]:
+    with open(version_dir(save_dir, version) / "metrics.csv") as handle:
+        return list(csv.DictReader(handle))
+
+
+def last_value(rows: list[dict[str, str]], key: str) -> float:
+    return float([row[key] for row in rows if row.get(key)][-1])

@@ -1,0 +1,43 @@
+"""A run killed by SIGKILL mid-epoch resumes from last.ckpt and ends with the uninterrupted run's weights."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.robust.conftest import REFERENCE
+from tests.robust.runs import callback_arg, last_checkpoint, run_cli, start_cli, tiny_fit, wait_for, weights
+
+
+@pytest.mark.slow
+def test_sigkilled_run_resumes_to_the_weights_of_an_uninterrupted_run(
+    reference_run: Path, tmp_path: Path
+) -> None:
+    save_dir, marker, log = tmp_path / "runs", tmp_path / "paused", tmp_path / "killed.log"
+    # Pause (then die) in epoch 1 after global step 6: last.ckpt holds step 6, 2 of the epoch's 4 batches.
+    pause = callback_arg("PauseAtStep", step=6, marker=str(marker))
+    process = start_cli(tiny_fit(save_dir, *REFERENCE, pause), log)
+    wait_for(marker, process, log)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+
+    killed = last_checkpoint(save_dir, version=0)
+    assert killed["global_step"] == 6 and killed["epoch"] == 1
+    loader = killed["loops"]["fit_loop"]["state_dict"]["combined_loader"][0]
+    assert (loader["epoch"], loader["batches"]) == (1, 2), "the checkpoint is not mid-epoch"
+    assert not list((save_dir / "imdb" / "version_0" / "checkpoints").glob(".*partial")), (
+        "a torn write was left"
+    )
+
+    # The resumed run logs into version_1; `--ckpt_path last` finds version_0's last.ckpt.
+    out = run_cli(tiny_fit(save_dir, *REFERENCE, "--ckpt_path", "last"))
+    assert "Restored all states" in out and "version_0/checkpoints/last.ckpt" in out
+
+    resumed, uninterrupted = last_checkpoint(save_dir, version=1), weights(reference_run)
+    assert resumed["global_step"] == 12
+    assert resumed["state_dict"].keys() == uninterrupted.keys()
+    for name, tensor in uninterrupted.items():
+        assert torch.equal(resumed["state_dict"][name], tensor), f"{name} differs after resume"
