@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(dataset-fashion-mnist espeak-ng flite sox libsndfile1)
+# Fashion-MNIST; the speech engines that synthesise the keyword set; UniProt localisation (BLAST dbs).
+DEBIAN_PACKAGES=(dataset-fashion-mnist espeak-ng flite sox libsndfile1 metastudent-data)
 
 if [[ "${1:-}" == "--test" ]]; then
     missing=()
@@ -16,6 +17,14 @@ if [[ "${1:-}" == "--test" ]]; then
         SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
         $SUDO apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+    fi
+    # PSORTb's reference FASTA only: the package's data files, without its Perl and BioPerl dependencies.
+    if [[ ! -f /usr/lib/psort/conf/analysis/sclblast/gramneg/sclblast ]]; then
+        SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+        $SUDO apt-get update -qq
+        work=$(mktemp -d)
+        (cd "$work" && apt-get download psortb >/dev/null && $SUDO dpkg -x psortb_*.deb /)
+        rm -rf "$work"
     fi
     python -m pip install -q -e ".[test]"
 else
