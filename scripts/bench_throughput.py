@@ -35,6 +35,7 @@ from bench_common import (
 )
 
 from tabrasa.backbone import Encoder, EncoderConfig
+from tabrasa.backbone.sdpa_dispatch import use_matmul_attention
 from tabrasa.backbone.speed import Precision, autocast, compile_model, quantize_int8
 
 
@@ -185,6 +186,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--precisions", default="fp32,bf16")
     parser.add_argument("--int8", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--compile", action="store_true", help="torch.compile every system (slow to start)")
+    parser.add_argument(
+        "--matmul-attention-max-keys",
+        type=int,
+        default=0,
+        help="tabrasa only: bf16 attention over at most this many keys by batched matmuls (0 = fused SDPA)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
@@ -212,6 +219,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.systems, args.modes = args.systems.split(","), args.modes.split(",")
     args.precisions = args.precisions.split(",")
     args.profiles = []
+    use_matmul_attention(args.matmul_attention_max_keys)
     env = setup(args.threads)
     with merged_json(args.out) as result:
         result["environment"] = env

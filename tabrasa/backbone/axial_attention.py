@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.masking import AttentionMask, TokenGrid
+from tabrasa.backbone.sdpa_dispatch import attention
 
 
 class AxialAttention(nn.Module):
@@ -46,7 +47,7 @@ class AxialAttention(nn.Module):
         if P == 0:
             return out
         allowed = None if valid is None else valid[:, None, None, :]  # (B, 1, 1, N)
-        head = F.scaled_dot_product_attention(q[:, :, :P], k, v, attn_mask=allowed, dropout_p=self._p())
+        head = attention(q[:, :, :P], k, v, attn_mask=allowed, dropout_p=self._p())
         return torch.cat((head, out), dim=2)
 
     def _p(self) -> float:
@@ -76,7 +77,7 @@ class AxialAttention(nn.Module):
             # A query sees itself even when padded, so no softmax row is empty (NaN); see masking.py.
             own = F.pad(torch.eye(C, dtype=torch.bool, device=q.device), (P, 0))  # (C, P+C)
             allowed = key_ok.reshape(B * R, 1, 1, P + C) | own  # (B*R, 1, C, P+C)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=self._p())
+        out = attention(q, k, v, attn_mask=allowed, dropout_p=self._p())
         return out.view(B, R, H, C, hd).transpose(1, 2)  # (B, H, R, C, hd)
 
 

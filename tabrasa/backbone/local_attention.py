@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.masking import AttentionMask
+from tabrasa.backbone.sdpa_dispatch import attention
 
 
 class LocalAttention(nn.Module):
@@ -42,7 +43,7 @@ class LocalAttention(nn.Module):
         query_pos = torch.arange(g, device=q.device)[:, None]
         key_pos = torch.arange(N, device=q.device)[None, :]
         allowed = _allowed(valid[:, None, None, :], query_pos, key_pos, mask.causal)  # (B, 1, g, N)
-        head = F.scaled_dot_product_attention(q[:, :, :g], k, v, attn_mask=allowed, dropout_p=self._p())
+        head = attention(q[:, :, :g], k, v, attn_mask=allowed, dropout_p=self._p())
         return torch.cat((head, out[:, :, g:]), dim=2)
 
     def _p(self) -> float:
@@ -71,7 +72,7 @@ class LocalAttention(nn.Module):
             allowed = torch.cat((global_ok.expand(B, nb, w, g), allowed), dim=-1)  # (B, nb, w, g+3w)
             kb = torch.cat((k[:, None, :, :g].expand(B, nb, H, g, hd), kb), dim=3)  # (B, nb, H, g+3w, hd)
             vb = torch.cat((v[:, None, :, :g].expand(B, nb, H, g, hd), vb), dim=3)
-        out = F.scaled_dot_product_attention(
+        out = attention(
             qb.reshape(B * nb, H, w, hd),
             kb.reshape(B * nb, H, -1, hd),
             vb.reshape(B * nb, H, -1, hd),

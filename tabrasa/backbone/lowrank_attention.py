@@ -9,10 +9,10 @@ max_len; padded keys and values are zeroed first, so right padding never changes
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.masking import AttentionMask
+from tabrasa.backbone.sdpa_dispatch import attention
 
 
 class LowRankAttention(nn.Module):
@@ -56,6 +56,4 @@ class LowRankAttention(nn.Module):
         E = self.key_proj[:, :N].to(k.dtype)
         F_ = self.value_proj[:, :N].to(v.dtype)
         k_low, v_low = E @ k, F_ @ v  # (B, H, rank, hd)
-        return F.scaled_dot_product_attention(
-            q, k_low, v_low, dropout_p=self.dropout if self.training else 0.0
-        )
+        return attention(q, k_low, v_low, dropout_p=self.dropout if self.training else 0.0)

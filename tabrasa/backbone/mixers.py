@@ -6,9 +6,9 @@ from torch import nn
 
 from tabrasa.backbone.axial_attention import AxialAttention
 from tabrasa.backbone.config import EncoderConfig
-from tabrasa.backbone.full_attention import FullAttention
 from tabrasa.backbone.local_attention import LocalAttention
 from tabrasa.backbone.lowrank_attention import LowRankAttention
+from tabrasa.backbone.sdpa_dispatch import FullAttention
 
 
 def make_mixer(config: EncoderConfig) -> nn.Module:

@@ -240,3 +240,29 @@ def test_bf16_autocast_stays_close_to_fp32(kind: str, attention: dict, grid: Tok
 def test_config_rejects_causal_kinds_that_have_no_order(kind: str) -> None:
     with pytest.raises(ValueError, match="cannot be causal"):
         EncoderConfig(dim=32, heads=4, causal=True, attention=AttentionConfig(kind=kind))
+
+
+@pytest.mark.parametrize("case", ["plain", "mask", "causal"])
+def test_bf16_matmul_path_matches_fused_sdpa_and_is_off_by_default(case: str) -> None:
+    from tabrasa.backbone import sdpa_dispatch
+
+    q, k, v = qkv(20)
+    allowed = (torch.rand(B, 1, 20, 20) > 0.3) | torch.eye(20, dtype=torch.bool)
+    kwargs = {"plain": {}, "mask": {"attn_mask": allowed}, "causal": {"is_causal": True}}[case]
+    expected = F.scaled_dot_product_attention(q, k, v, **kwargs)
+    low = [t.bfloat16() for t in (q, k, v)]
+    assert not sdpa_dispatch.uses_matmul_path(low[0], low[1])
+    assert torch.equal(
+        sdpa_dispatch.attention(*low, **kwargs), F.scaled_dot_product_attention(*low, **kwargs)
+    )
+    sdpa_dispatch.use_matmul_attention(64)
+    try:
+        assert sdpa_dispatch.uses_matmul_path(low[0], low[1])
+        assert torch.equal(
+            sdpa_dispatch.attention(q, k, v, **kwargs), expected
+        )  # fp32 keeps the fused kernel
+        torch.testing.assert_close(
+            sdpa_dispatch.attention(*low, **kwargs).float(), expected, atol=0.03, rtol=0.02
+        )
+    finally:
+        sdpa_dispatch.use_matmul_attention(0)
