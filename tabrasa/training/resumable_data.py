@@ -34,12 +34,19 @@ class EpochSampler(DistributedSampler):
     """DistributedSampler over this process's rank (one replica outside torch.distributed) that can start
     epoch `resume_epoch` at example `resume_start` of this rank's share."""
 
-    def __init__(self, dataset: Dataset[Any], shuffle: bool = True, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        dataset: Dataset[Any],
+        shuffle: bool = True,
+        seed: int | None = None,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+    ) -> None:
         distributed = dist.is_available() and dist.is_initialized()
         super().__init__(
             dataset,
-            num_replicas=None if distributed else 1,
-            rank=None if distributed else 0,
+            num_replicas=num_replicas if num_replicas is not None or distributed else 1,
+            rank=rank if rank is not None or distributed else 0,
             shuffle=shuffle,
             seed=global_seed() if seed is None else seed,
         )
@@ -76,9 +83,10 @@ class ResumableLoader(DataLoader):
         batch_size: int,
         shuffle: bool = True,
         seed: int | None = None,
+        sampler: EpochSampler | None = None,
         **kwargs: Any,
     ) -> None:
-        sampler = EpochSampler(dataset, shuffle=shuffle, seed=seed)
+        sampler = sampler or EpochSampler(dataset, shuffle=shuffle, seed=seed)
         generator = torch.Generator().manual_seed(sampler.seed)
         super().__init__(dataset, batch_size=batch_size, sampler=sampler, generator=generator, **kwargs)
         self.batches_yielded = 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tabrasa.training import EpochSampler, ResumableLoader
 from tests.robust.conftest import REFERENCE
 from tests.robust.runs import callback_arg, last_checkpoint, run_cli, start_cli, tiny_fit, wait_for, weights
 
@@ -41,3 +42,35 @@ def test_sigkilled_run_resumes_to_the_weights_of_an_uninterrupted_run(
     assert resumed["state_dict"].keys() == uninterrupted.keys()
     for name, tensor in uninterrupted.items():
         assert torch.equal(resumed["state_dict"][name], tensor), f"{name} differs after resume"
+
+
+def test_one_process_batch_is_the_union_of_the_ranks_batches() -> None:
+    data = list(range(64))
+    single = ResumableLoader(data, batch_size=16, sampler=EpochSampler(data, seed=3))
+    ranks = [
+        ResumableLoader(data, batch_size=8, sampler=EpochSampler(data, seed=3, num_replicas=2, rank=r))
+        for r in (0, 1)
+    ]
+    for epoch in (0, 1):
+        for loader in (single, *ranks):
+            loader.epoch_sampler.set_epoch(epoch)
+        for whole, *parts in zip(single, *ranks, strict=True):
+            assert sorted(whole.tolist()) == sorted(torch.cat(parts).tolist())
+    other_seed = ResumableLoader(data, 16, seed=100)
+    assert next(iter(single)).tolist() != next(iter(other_seed)).tolist()
+
+
+def test_loader_state_resumes_at_the_next_unseen_batch() -> None:
+    data = list(range(50))
+    loader = ResumableLoader(data, batch_size=8, seed=0)
+    loader.epoch_sampler.set_epoch(2)
+    iterator = iter(loader)
+    seen = [next(iterator), next(iterator), next(iterator)]
+    state = loader.state_dict()
+    rest = list(iterator)
+    resumed = ResumableLoader(data, batch_size=8, seed=0)
+    resumed.load_state_dict(state)
+    assert [b.tolist() for b in resumed] == [b.tolist() for b in rest]
+    assert sorted(torch.cat([*seen, *rest]).tolist()) == data
+    resumed.epoch_sampler.set_epoch(3)  # the next epoch starts from its beginning again
+    assert len(list(resumed)) == 7
