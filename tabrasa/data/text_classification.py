@@ -66,7 +66,7 @@ class TextClassificationDataModule(TabrasaDataModule):
         self.tokenizer_path = tokenizer_path
         self.tokenizer_family = tokenizer_family
         if tokenizer_family is not None and tokenizer_path is None:
-            raise ValueError("tokenizer_family needs tokenizer_path: the checkpoint folder the vocabulary is in")
+            raise ValueError("tokenizer_family needs tokenizer_path: the checkpoint folder of the vocabulary")
         self.cache_dir = cache_dir
         self._tokenizer: TextTokenizer | None = None
         self._tokenized: datasets.DatasetDict | None = None
