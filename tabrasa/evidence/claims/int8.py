@@ -40,8 +40,11 @@ class Settings:
 
 
 def quantize(model: nn.Module) -> nn.Module:
-    with warnings.catch_warnings():  # torch points users to torchao, which is not a dependency here
+    # torch now points to torchao (not a dependency here) and warns that quantised tensors are deprecated;
+    # quantize_dynamic is still the reference int8 path in torch itself.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*quantiz.*deprecated", category=UserWarning)
         return quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
 
 

@@ -56,7 +56,13 @@ def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> Claim
     if not ratios:
         reason = f"LayerNorm runs never reached {settings.threshold:.0%} in {budget} steps: raise the budget"
         return ClaimResult(
-            "layernorm", CLAIM, ARTICLE, "no convergence", "not supported", reason, details={"steps": steps}
+            "layernorm",
+            CLAIM,
+            ARTICLE,
+            "no convergence",
+            "not supported",
+            reason,
+            details={"steps": steps, "accuracy_curves": curves},
         )
     ratio = Spread.of(ratios)
     verdict = judge(ratio.mean, 3.0, 3.0, null=1.0, spread=ratio.half_range)
