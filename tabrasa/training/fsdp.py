@@ -5,7 +5,7 @@ atomic writes apply), but reads it back with torch's lazy zip loader, bypassing 
 routes that one read through `tabrasa.training.load_checkpoint`; everything else (sharding, gathering the
 state on rank 0, re-sharding the optimizer state on load) is Lightning's, unchanged.
 
-Select it with `--trainer.strategy tabrasa.training.SafetensorsFSDPStrategy` (CUDA devices, as FSDP).
+Select it with `--trainer.strategy fsdp_safetensors` (registered with Lightning on import; CUDA devices).
 Sharded checkpoints (`state_dict_type="sharded"`, a folder per checkpoint) are torch.distributed.checkpoint
 files plus a pickle of the metadata: this strategy refuses that setting rather than load a pickle.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytorch_lightning.strategies import FSDPStrategy
+from pytorch_lightning.strategies import FSDPStrategy, StrategyRegistry
 from pytorch_lightning.strategies import fsdp as lightning_fsdp
 
 from tabrasa.training.safetensors_io import load_checkpoint
@@ -44,3 +44,11 @@ class SafetensorsFSDPStrategy(FSDPStrategy):
             return super().load_checkpoint(path, weights_only=weights_only)
         finally:
             lightning_fsdp._lazy_load = lazy_load
+
+
+if SafetensorsFSDPStrategy.strategy_name not in StrategyRegistry:
+    StrategyRegistry.register(
+        SafetensorsFSDPStrategy.strategy_name,
+        SafetensorsFSDPStrategy,
+        description="FSDP with tabrasa's safetensors checkpoints (full state dict)",
+    )

@@ -28,7 +28,10 @@ NO_DROPOUT = [
     "--trainer.accelerator", "cpu",
     "--trainer.max_epochs", "2",
 ]  # fmt: skip
-TOLERANCE = {"atol": 1e-5, "rtol": 1e-4}
+# Summation order differs between an all-reduce of two half-batch gradients and one full-batch gradient;
+# AdamW divides by sqrt(v), which amplifies that for near-zero gradients (seen: 5e-5 on one weight of
+# 4,096 on a loaded machine, 1e-6 typically). A wrong global batch or sampler moves weights by ~lr = 1e-3.
+TOLERANCE = {"atol": 1e-4, "rtol": 1e-3}
 
 
 @pytest.fixture(scope="module")
