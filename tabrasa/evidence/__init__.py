@@ -1,5 +1,5 @@
-"""Evidence: each numeric claim of the articles measured at small scale against the article's figure.
+"""Evidence: the experiments that test the claim (learning curves, the articles claims, transfer).
 
-`scripts/bench_claims.py` is the entry point; `runner.run_claims` does the work. One module per claim
-under `claims/`, the synthetic tasks in `tasks.py`, the verdict rule in `report.py`.
+The articles' numeric claims: `scripts/bench_claims.py` → `runner.run_claims`, one module per claim under
+`claims/`, the synthetic tasks in `tasks.py`, the verdict rule and the table in `report.py`.
 """

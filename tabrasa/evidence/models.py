@@ -1,7 +1,7 @@
 """The probe model every claim trains: token ids → embedder → backbone → last token → linear head.
 
-The embedder and head are tabrasa's own (TextEmbedder, LinearHead), so between two runs only the backbone
-changes. The head reads the last token, not a pooled mean: the long-range and recall tasks put the
+The embedder is a plain token table and the head tabrasa's own LinearHead, so between two runs only the
+backbone changes. The head reads the last token, not a pooled mean: the long-range and recall tasks put the
 question at the end, and the answer must travel there through the backbone.
 """
 
@@ -15,19 +15,26 @@ from torch import nn
 from tabrasa.backbone import Encoder, EncoderConfig, SequenceLSTM
 from tabrasa.evidence.tasks import PAD
 from tabrasa.tasks.heads import LinearHead
-from tabrasa.tokenizers.text import TextEmbedder
 
 
 class ProbeModel(nn.Module):
+    """ids (B, N), or (B, N, S) with S ids per position whose embeddings add up (as BERT adds its token,
+    segment and position tables) → class logits (B, classes). Every position is a real token."""
+
     def __init__(self, backbone: nn.Module, vocab_size: int, classes: int) -> None:
         super().__init__()
-        self.embedder = TextEmbedder(vocab_size, backbone.dim, pad_id=PAD)
+        self.embed = nn.Embedding(vocab_size, backbone.dim, padding_idx=PAD)
+        nn.init.trunc_normal_(self.embed.weight, std=0.02)  # as TextEmbedder, BERT and GPT-2
+        with torch.no_grad():
+            self.embed.weight[PAD].zero_()
         self.backbone = backbone
         self.head = LinearHead(backbone.dim, classes)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        tokens = self.embedder({"input_ids": ids})
-        hidden = self.backbone(tokens.x, tokens.mask)  # (B, N, D)
+        x = self.embed(ids)  # (B, N, D) or (B, N, S, D)
+        if x.ndim == 4:
+            x = x.sum(dim=2)
+        hidden = self.backbone(x)  # (B, N, D)
         return self.head(hidden[:, -1])  # (B, classes)
 
 

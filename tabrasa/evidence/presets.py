@@ -22,6 +22,7 @@ SEEDS = {"smoke": (0, 1), "quick": (0, 1), "full": (0, 1, 2)}
 
 _TINY = Shape(dim=32, depth=2, heads=2)
 _TINY_RECALL = RecallTask(pairs=3, keys=8, values=4)
+_TINY_RECALL_2 = RecallTask(pairs=3, keys=8, values=4, queries=2)
 
 
 def _smoke() -> dict[str, Any]:
@@ -29,7 +30,7 @@ def _smoke() -> dict[str, Any]:
     return {
         "long_range": long_range.Settings(FirstTokensTask(length=64, signal=4), _TINY, fit),
         "rnn_speed": rnn_speed.Settings(lengths=(16, 32), shape=_TINY, batch=4, repeats=2),
-        "heads": heads.Settings(_TINY_RECALL, Shape(dim=32, depth=2, heads=8), train=fit),
+        "heads": heads.Settings((_TINY_RECALL_2,), Shape(dim=32, depth=2, heads=8), train=fit),
         "layernorm": layernorm.Settings(_TINY_RECALL, _TINY, threshold=0.3, train=fit),
         "shared_qkv": shared_qkv.Settings(RandomPairsTask(size=32), _TINY, fit),
         "int8": int8.Settings(_TINY_RECALL, _TINY, fit, wide=_TINY, wide_length=16, batch=4, repeats=2),
@@ -51,15 +52,16 @@ def _quick() -> dict[str, Any]:
 
 def _full() -> dict[str, Any]:
     shape = Shape(dim=128, depth=4, heads=8)
-    recall = RecallTask(pairs=16, keys=64, values=32)
+    recall = RecallTask(pairs=32, keys=128, values=32)
+    two_queries = tuple(RecallTask(pairs, 4 * pairs, 16, queries=2) for pairs in (16, 32, 64))
     return {
         "long_range": long_range.Settings(
-            FirstTokensTask(length=1024, signal=8),
+            FirstTokensTask(length=1024, signal=32),
             Shape(dim=128, depth=2, heads=4),
             TrainConfig(steps=2000, batch=32, lr=1e-3),
         ),
         "rnn_speed": rnn_speed.Settings(lengths=(256, 1024, 4096), shape=shape, batch=32, repeats=20),
-        "heads": heads.Settings(recall, shape, train=TrainConfig(steps=4000, batch=128, lr=1e-3)),
+        "heads": heads.Settings(two_queries, shape, train=TrainConfig(steps=4000, batch=128, lr=1e-3)),
         "layernorm": layernorm.Settings(
             recall, shape, train=TrainConfig(steps=6000, batch=128, lr=1e-3, eval_every=50)
         ),

@@ -16,7 +16,8 @@ PAD = 0
 
 @dataclass(frozen=True)
 class Batch:
-    """ids (B, N) int64 token ids; label (B,) int64 class index."""
+    """ids (B, N) int64 token ids, or (B, N, S) for S ids per position whose embeddings add up;
+    label (B,) int64 class index."""
 
     ids: torch.Tensor
     label: torch.Tensor
@@ -68,41 +69,52 @@ class FirstTokensTask:
 
 @dataclass(frozen=True)
 class RecallTask:
-    """Associative recall (Ba et al. 2016; the MQAR task of Arora et al. 2023): `pairs` key→value pairs
-    as tokens k1 v1 k2 v2 …, then one query key; the label is the value stored under it. Keys within a
-    sequence are distinct, so the answer is unique. Solving it needs attention to find a token by content.
+    """Associative recall (Ba et al. 2016; Schlag et al. 2021): `pairs` positions each hold one key and its
+    value (two ids whose embeddings add up), then a query position holds `queries` keys (1 or 2, the second
+    from its own id range so the two are ordered). The label is the value stored under the query key, or
+    for two queries the ordered pair of values (value_a · values + value_b). Keys within a sequence are
+    distinct. One key-value pair per position makes recall one attention hop: finding a token by content.
+
+    Ids per position (B, N, 2): pairs (key, value), query (key_a, second-key_b or PAD).
     """
 
     pairs: int = 8
     keys: int = 32
     values: int = 16
+    queries: int = 1
 
     def __post_init__(self) -> None:
         _check_positive("RecallTask", pairs=self.pairs, keys=self.keys, values=self.values)
         if self.pairs > self.keys:
             raise ValueError(f"RecallTask.pairs={self.pairs} needs at least as many keys, got {self.keys}")
+        if self.queries not in (1, 2) or self.queries > self.pairs:
+            raise ValueError(f"RecallTask.queries={self.queries} must be 1 or 2 and at most pairs")
 
     @property
     def length(self) -> int:
-        return 2 * self.pairs + 1
+        return self.pairs + 1
 
     @property
     def vocab_size(self) -> int:
-        return 1 + self.keys + self.values
+        return 1 + self.keys + self.values + self.keys  # pad, keys, values, second-query keys
 
     @property
     def classes(self) -> int:
-        return self.values
+        return self.values**self.queries
 
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
-        scores = torch.rand(batch_size, self.keys, generator=generator)
-        keys = scores.argsort(dim=1)[:, : self.pairs]  # distinct keys per row
+        order = torch.rand(batch_size, self.keys, generator=generator).argsort(dim=1)
+        keys = order[:, : self.pairs]  # (B, pairs): distinct keys per row
         values = torch.randint(0, self.values, (batch_size, self.pairs), generator=generator)
-        pick = torch.randint(0, self.pairs, (batch_size,), generator=generator)
-        rows = torch.arange(batch_size)
-        pairs = torch.stack([1 + keys, 1 + self.keys + values], dim=2).flatten(1)  # (B, 2·pairs)
-        ids = torch.cat([pairs, 1 + keys[rows, pick, None]], dim=1)
-        return Batch(ids, values[rows, pick])
+        slots = torch.rand(batch_size, self.pairs, generator=generator).argsort(dim=1)[:, : self.queries]
+        asked, answers = keys.gather(1, slots), values.gather(1, slots)  # (B, queries)
+        stored = torch.stack([1 + keys, 1 + self.keys + values], dim=2)  # (B, pairs, 2)
+        query = torch.full((batch_size, 1, 2), PAD)
+        query[:, 0, 0] = 1 + asked[:, 0]
+        if self.queries == 2:
+            query[:, 0, 1] = 1 + self.keys + self.values + asked[:, 1]
+            return Batch(torch.cat([stored, query], dim=1), answers[:, 0] * self.values + answers[:, 1])
+        return Batch(torch.cat([stored, query], dim=1), answers[:, 0])
 
 
 @dataclass(frozen=True)

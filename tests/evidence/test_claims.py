@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -14,6 +15,7 @@ import torch
 from tabrasa.backbone.attention import MultiHeadAttention
 from tabrasa.evidence.claims import CLAIMS
 from tabrasa.evidence.models import Shape, block_parameters, count_parameters, matched_lstm
+from tabrasa.evidence.presets import PRESETS, SEEDS
 from tabrasa.evidence.report import Spread, judge
 from tabrasa.evidence.tied_qkv import SharedQKV, tie_qkv
 
@@ -57,7 +59,8 @@ def test_every_claim_runs_and_gets_a_row(smoke: tuple[str, dict]) -> None:
 
 def test_smoke_values_are_sensible(smoke: tuple[str, dict]) -> None:
     details = {c["key"]: c["details"] for c in smoke[1]["claims"]}
-    for accuracies in (details["long_range"]["accuracy"], details["heads"]["accuracy"]):
+    heads = next(iter(details["heads"].values()))
+    for accuracies in (details["long_range"]["accuracy"], heads["accuracy"]):
         assert all(len(seeds) == 2 and all(0.0 <= a <= 1.0 for a in seeds) for seeds in accuracies.values())
     assert all(row["speedup"] > 0 for row in details["rnn_speed"].values())
     assert all(0 <= n <= 32 for seeds in details["shared_qkv"]["pairs_recalled"].values() for n in seeds)
@@ -65,6 +68,14 @@ def test_smoke_values_are_sensible(smoke: tuple[str, dict]) -> None:
     assert details["int8"]["max_abs_logit_change"] >= 0.0
     norms = details["path_length"]["gradient_norm"]
     assert all(v > 0 for values in norms.values() for v in values)
+
+
+@pytest.mark.parametrize("scale", list(PRESETS))
+def test_every_preset_sets_every_claim(scale: str) -> None:
+    settings = PRESETS[scale]()
+    assert set(settings) == set(CLAIMS)
+    assert all(dataclasses.asdict(s) for s in settings.values())  # what claims.json records
+    assert len(SEEDS[scale]) >= 2, "accuracy comparisons need at least two seeds"
 
 
 def test_judge_applies_the_stated_rule() -> None:

@@ -28,16 +28,38 @@ def test_first_tokens_rejects_a_signal_as_long_as_the_sequence() -> None:
         FirstTokensTask(length=8, signal=8)
 
 
+def _stored_value(ids: torch.Tensor, key_ids: torch.Tensor) -> torch.Tensor:
+    """The value id stored beside each row's key id, found by scanning the pair positions."""
+    pairs = ids[:, :-1]  # (B, pairs, 2)
+    slot = (pairs[..., 0] == key_ids[:, None]).int().argmax(dim=1)
+    assert bool((pairs[..., 0] == key_ids[:, None]).any(dim=1).all()), "every queried key is stored"
+    return pairs[torch.arange(len(ids)), slot, 1]
+
+
 def test_recall_label_is_the_value_stored_under_the_query_key() -> None:
     task = RecallTask(pairs=4, keys=10, values=6)
     batch = task.sample(128, torch.Generator().manual_seed(0))
-    assert batch.ids.shape == (128, task.length)
-    keys, values, query = batch.ids[:, 0:-1:2], batch.ids[:, 1:-1:2], batch.ids[:, -1]
-    assert all(len(set(row.tolist())) == 4 for row in keys), "keys are distinct within a sequence"
-    slot = (keys == query[:, None]).int().argmax(dim=1)
-    stored = values[torch.arange(128), slot] - 1 - task.keys
-    torch.testing.assert_close(stored, batch.label)
-    assert int(batch.ids.min()) > PAD and int(batch.ids.max()) < task.vocab_size
+    assert batch.ids.shape == (128, 5, 2)
+    assert all(len(set(row.tolist())) == 4 for row in batch.ids[:, :-1, 0]), "keys are distinct"
+    assert bool((batch.ids[:, -1, 1] == PAD).all())
+    torch.testing.assert_close(_stored_value(batch.ids, batch.ids[:, -1, 0]) - 1 - task.keys, batch.label)
+    assert int(batch.ids[:, :-1].min()) > PAD and int(batch.ids.max()) < task.vocab_size
+
+
+def test_two_query_recall_label_is_the_ordered_pair_of_values() -> None:
+    task = RecallTask(pairs=4, keys=10, values=6, queries=2)
+    batch = task.sample(128, torch.Generator().manual_seed(0))
+    first = _stored_value(batch.ids, batch.ids[:, -1, 0]) - 1 - task.keys
+    second_key = batch.ids[:, -1, 1] - task.keys - task.values  # back from the second-query id range
+    second = _stored_value(batch.ids, second_key) - 1 - task.keys
+    torch.testing.assert_close(first * task.values + second, batch.label)
+    assert bool((batch.ids[:, -1, 0] != second_key).all()), "the two queried keys differ"
+    assert task.classes == 36 and int(batch.label.max()) < 36
+
+
+def test_recall_rejects_more_queries_than_it_supports() -> None:
+    with pytest.raises(ValueError, match="queries=3 must be 1 or 2"):
+        RecallTask(queries=3)
 
 
 def test_random_pairs_table_is_fixed_by_its_seed_and_sampled_from() -> None:

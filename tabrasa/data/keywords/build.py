@@ -5,7 +5,7 @@ Layout of one cache entry, `<cache>/keywords/<hash of the settings>/`:
                                  the 1-second clip, and for validation and test the fixed noise (int16),
                                  SNR and gain of their one deterministic noisy rendition
   noise/{train,validation,test}  each split's background-noise bank (unit-RMS float32 clips with kinds);
-                                 babble is made only of that split's own words, so no voice leaks
+                                 babble is phrases by that split's own speakers, so no voice leaks
   meta.json                      the settings, engine versions, row counts and generation time
 Any change of a setting changes the hash, so a new entry is generated; an existing one is read as is.
 """
@@ -35,11 +35,12 @@ from tabrasa.data.keywords.noise import (
     snr_db,
     unit_rms,
 )
-from tabrasa.data.keywords.speakers import SPLITS, speaker_table, split_speakers
+from tabrasa.data.keywords.planning import Plan, plan
+from tabrasa.data.keywords.speakers import SPLITS
 from tabrasa.data.keywords.synthesis import Job, speak_all
 from tabrasa.data.keywords.words import WORDS, select_words
 
-FORMAT_VERSION = 2  # bump when the generation code changes what a setting produces
+FORMAT_VERSION = 3  # bump when the generation code changes what a setting produces
 MAX_WORD_FRACTION = 0.95  # longest word, as a fraction of the clip (leaves room to shift it)
 
 
@@ -49,7 +50,8 @@ class KeywordsSettings:
 
     speakers: size of the speaker table (flite_fraction of them flite voices), split by whole voices.
     limit: generate only the first `limit` (speaker, word) pairs of each split's seeded order.
-    noise_clips / noise_seconds: size of each split's background-noise bank.
+    noise_clips / noise_seconds: size of each split's background-noise bank; babble_utterances: phrases
+    spoken by each split's speakers to make its babble.
     """
 
     words: tuple[str, ...] = WORDS
@@ -63,6 +65,7 @@ class KeywordsSettings:
     noise_kinds: tuple[str, ...] = NOISE_KINDS
     noise_clips: int = 64
     noise_seconds: float = 3.0
+    babble_utterances: int = 96
     clip_seconds: float = 1.0
     sample_rate: int = 16000
     limit: int | None = None
@@ -73,10 +76,10 @@ class KeywordsSettings:
         unknown = set(self.noise_kinds) - set(NOISE_KINDS)
         if unknown or not self.noise_kinds:
             raise ValueError(f"noise_kinds={self.noise_kinds}: choose one or more of {NOISE_KINDS}")
-        if self.noise_clips < 1 or self.noise_seconds < self.clip_seconds:
+        if self.noise_clips < 1 or self.noise_seconds < self.clip_seconds or self.babble_utterances < 1:
             raise ValueError(
-                f"noise_clips={self.noise_clips} must be >= 1 and noise_seconds={self.noise_seconds} "
-                f"at least clip_seconds={self.clip_seconds}"
+                f"noise_clips={self.noise_clips} and babble_utterances={self.babble_utterances} must be "
+                f">= 1 and noise_seconds={self.noise_seconds} at least clip_seconds={self.clip_seconds}"
             )
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit={self.limit} must be >= 1 or None")
@@ -94,18 +97,18 @@ class KeywordsSettings:
         return Mixer(self.samples, self.snr_db, self.gain_db)
 
 
-def plan(settings: KeywordsSettings) -> dict[str, list[Job]]:
-    """Each split's (speaker, word) pairs in a seeded order; `limit` keeps a prefix of that order."""
-    table = speaker_table(settings.speakers, settings.seed, settings.flite_fraction)
-    by_split = split_speakers(table, settings.seed, settings.val_fraction, settings.test_fraction)
-    jobs = {}
-    for split_id, split in enumerate(SPLITS):
-        pairs = [(speaker, word) for speaker in by_split[split] for word in settings.words]
-        if not pairs:
-            raise ValueError(f"speakers={settings.speakers} leaves no voice for {split}; use more speakers")
-        order = np.random.default_rng([settings.seed, 4, split_id]).permutation(len(pairs))
-        jobs[split] = [pairs[i] for i in order[: settings.limit]]
-    return jobs
+def plan_for(settings: KeywordsSettings) -> Plan:
+    s = settings
+    return plan(
+        s.words,
+        s.speakers,
+        s.seed,
+        s.flite_fraction,
+        s.val_fraction,
+        s.test_fraction,
+        s.babble_utterances,
+        s.limit,
+    )
 
 
 def load_or_build(settings: KeywordsSettings, root: Path, processes: int = 2) -> Path:
@@ -114,17 +117,17 @@ def load_or_build(settings: KeywordsSettings, root: Path, processes: int = 2) ->
     if (path / "meta.json").exists():
         return path
     started = time.perf_counter()
-    jobs = plan(settings)
+    todo = plan_for(settings)
+    jobs = todo.words
     rank_zero_info(f"[keywords] generating {sum(map(len, jobs.values())):,} clips into {path}")
-    flat = [job for split in SPLITS for job in jobs[split]]
     max_samples = int(MAX_WORD_FRACTION * settings.samples)
-    waves = iter(speak_all(flat, settings.sample_rate, max_samples, processes, desc="keywords: speaking"))
+    words = _speak_splits(jobs, settings.sample_rate, max_samples, processes, "keywords: speaking words")
+    phrases = _speak_splits(todo.babble, settings.sample_rate, None, processes, "keywords: speaking babble")
     clips, noise = {}, {}
     for split_id, split in enumerate(SPLITS):
-        words = [_to_int16(_speech_level(next(waves))) for _ in jobs[split]]
-        bank, sources = _noise_bank(settings, split_id, words)
-        noise[split] = _noise_rows(bank, sources, settings)
-        clips[split] = _clip_rows(settings, split_id, jobs[split], words, bank, sources)
+        bank = _noise_bank(settings, split_id, [from_int16(p) for p in phrases[split]])
+        noise[split] = _noise_rows(bank, settings)
+        clips[split] = _clip_rows(settings, split_id, jobs[split], words[split], bank)
     tmp = root / f".{settings.key}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     datasets.DatasetDict(clips).save_to_disk(str(tmp / "clips"))
@@ -134,6 +137,15 @@ def load_or_build(settings: KeywordsSettings, root: Path, processes: int = 2) ->
     _publish(tmp, path)
     rank_zero_info(f"[keywords] generated in {meta['seconds']:.0f} s: {meta['rows']}")
     return path
+
+
+def _speak_splits(
+    jobs: dict[str, list[Job]], sample_rate: int, max_samples: int | None, processes: int, desc: str
+) -> dict[str, list[np.ndarray]]:
+    """Every split's jobs in one parallel pass → split → int16 waveforms at the speech level."""
+    flat = [job for split in SPLITS for job in jobs[split]]
+    waves = iter(speak_all(flat, sample_rate, max_samples, processes, desc=desc))
+    return {split: [_to_int16(_speech_level(next(waves))) for _ in jobs[split]] for split in SPLITS}
 
 
 def _speech_level(wave: np.ndarray) -> np.ndarray:
@@ -150,59 +162,49 @@ def from_int16(wave: np.ndarray) -> np.ndarray:
     return np.asarray(wave, dtype=np.float32) / np.float32(32767)
 
 
-def _noise_bank(
-    settings: KeywordsSettings, split_id: int, words: list[np.ndarray]
-) -> tuple[np.ndarray, list[list[int]]]:
-    """noise_clips unit-RMS clips cycling through the noise kinds → (K, M) float32, babble sources."""
+def _noise_bank(settings: KeywordsSettings, split_id: int, phrases: list[np.ndarray]) -> np.ndarray:
+    """noise_clips unit-RMS clips cycling through the noise kinds → (K, M) float32."""
     samples = round(settings.noise_seconds * settings.sample_rate)
-    utterances = [from_int16(w) for w in words]
-    bank, sources = [], []
+    bank = []
     for k in range(settings.noise_clips):
-        kind = settings.noise_kinds[k % len(settings.noise_kinds)]
+        kind = _kind(settings, k)
         rng = np.random.default_rng([settings.seed, 5, split_id, k])
         if kind == "babble":
-            clip, used = babble(utterances, samples, settings.sample_rate, rng)
+            bank.append(babble(phrases, samples, settings.sample_rate, rng))
         else:
-            clip, used = coloured_noise(kind, samples, settings.sample_rate, rng), []
-        bank.append(clip)
-        sources.append(used)
-    return np.stack(bank), sources
+            bank.append(coloured_noise(kind, samples, settings.sample_rate, rng))
+    return np.stack(bank)
 
 
-def _noise_rows(bank: np.ndarray, sources: list[list[int]], settings: KeywordsSettings) -> datasets.Dataset:
-    kinds = [settings.noise_kinds[k % len(settings.noise_kinds)] for k in range(len(bank))]
+def _kind(settings: KeywordsSettings, index: int) -> str:
+    return settings.noise_kinds[index % len(settings.noise_kinds)]
+
+
+def _noise_rows(bank: np.ndarray, settings: KeywordsSettings) -> datasets.Dataset:
     features = datasets.Features(
-        {"noise": datasets.Sequence(datasets.Value("float32")), "kind": datasets.Value("string"),
-         "sources": datasets.Sequence(datasets.Value("int32"))}
-    )  # fmt: skip
-    rows = {"noise": list(bank), "kind": kinds, "sources": sources}
-    return datasets.Dataset.from_dict(rows, features=features)
+        {"noise": datasets.Sequence(datasets.Value("float32")), "kind": datasets.Value("string")}
+    )
+    kinds = [_kind(settings, k) for k in range(len(bank))]
+    return datasets.Dataset.from_dict({"noise": list(bank), "kind": kinds}, features=features)
 
 
 def _clip_rows(
-    settings: KeywordsSettings,
-    split_id: int,
-    jobs: list[Job],
-    words: list[np.ndarray],
-    bank: np.ndarray,
-    sources: list[list[int]],
+    settings: KeywordsSettings, split_id: int, jobs: list[Job], words: list[np.ndarray], bank: np.ndarray
 ) -> datasets.Dataset:
-    """Rows of one split. Validation and test rows get their one fixed noisy rendition here; a babble
-    clip that contains the row's own word is never its background."""
+    """Rows of one split; validation and test rows get their one fixed noisy rendition here."""
     mixer, fixed = settings.mixer(), SPLITS[split_id] != "train"
-    kinds = [settings.noise_kinds[k % len(settings.noise_kinds)] for k in range(len(bank))]
     columns = ("utterance", "onset", "noise", "snr_db", "gain_db", "noise_kind")
     rows: dict[str, list[Any]] = {c: [] for c in columns}
     for index, word in enumerate(words):
         if not fixed:  # training rows are mixed afresh every time they are read
             row = (word, (settings.samples - len(word)) // 2, np.zeros(0, np.int16), None, None, None)
         else:
-            rng = np.random.default_rng([settings.seed, 6, split_id, index])
-            choices = [k for k in range(len(bank)) if index not in sources[k]]
-            mix = mixer.draw(from_int16(word), bank, rng, choices)
+            mix = mixer.draw(
+                from_int16(word), bank, np.random.default_rng([settings.seed, 6, split_id, index])
+            )
             noise = _to_int16(mix.noise)
             measured = snr_db(mix.speech, from_int16(noise), mix.onset, len(word))  # what is stored
-            row = (word, mix.onset, noise, measured, mix.gain_db, kinds[mix.noise_index])
+            row = (word, mix.onset, noise, measured, mix.gain_db, _kind(settings, mix.noise_index))
         for column, value in zip(columns, row, strict=True):
             rows[column].append(value)
     labels = [settings.words.index(word) for _, word in jobs]

@@ -1,9 +1,10 @@
 """Background noise and the mix: coloured noise, babble, mixing at a signal-to-noise ratio, gain, shift.
 
-Noise kinds: white; pink (power ∝ 1/f) and brown (∝ 1/f²), the coloured noises of room tone and rumble;
-babble, several other synthesised words overlapping, the hardest background for keyword spotting because
-it is speech (Speech Commands' own `_background_noise_` has white, pink and recorded noise). The SNR is
-measured over the word's own samples, not the whole clip, so a short word is as audible as a long one.
+Noise kinds: white; pink (power ∝ 1/f) and brown (∝ 1/f²), the coloured noises of room tone and rumble
+(Speech Commands' own `_background_noise_` has white and pink); babble, several synthetic talkers chatting
+at once (never saying a keyword), the hardest background for keyword spotting because it is speech.
+The SNR is measured over the word's own samples, not the whole clip, so a short word is as audible as a
+long one.
 """
 
 from __future__ import annotations
@@ -32,13 +33,12 @@ def coloured_noise(kind: str, samples: int, sample_rate: int, rng: np.random.Gen
 
 def babble(
     utterances: Sequence[np.ndarray], samples: int, sample_rate: int, rng: np.random.Generator
-) -> tuple[np.ndarray, list[int]]:
+) -> np.ndarray:
     """Unit-RMS babble: 4–7 talkers, each a stream of random `utterances` separated by 0–150 ms pauses
-    that fills the clip, at levels within ±6 dB, so there is chatter everywhere and no silent gap.
-    Returns the noise and the indices of the utterances used."""
+    that fills the clip, at levels within ±6 dB, so there is chatter everywhere and no silent gap."""
     if not utterances:
         raise ValueError("babble needs at least one utterance to mix")
-    noise, used = np.zeros(samples), []
+    noise = np.zeros(samples)
     for _ in range(int(rng.integers(BABBLE_TALKERS[0], BABBLE_TALKERS[1] + 1))):
         stream, length = [], 0
         while length < samples:
@@ -46,10 +46,9 @@ def babble(
             pause = np.zeros(int(rng.integers(0, sample_rate * 150 // 1000 + 1)), dtype=np.float32)
             stream += [unit_rms(utterances[index]), pause]
             length += len(utterances[index]) + len(pause)
-            used.append(index)
         talker = np.roll(np.concatenate(stream)[:samples], int(rng.integers(samples)))
         noise += talker * 10 ** (rng.uniform(-6, 6) / 20)
-    return unit_rms(noise), sorted(set(used))
+    return unit_rms(noise)
 
 
 def unit_rms(x: np.ndarray) -> np.ndarray:
@@ -111,23 +110,11 @@ class Mixer:
             if low > high:
                 raise ValueError(f"{name}={(low, high)} must be a (low, high) range with low <= high")
 
-    def draw(
-        self,
-        utterance: np.ndarray,
-        noise_bank: np.ndarray,
-        rng: np.random.Generator,
-        choices: Sequence[int] | None = None,
-    ) -> Rendition:
-        """utterance (L,) and noise_bank (K, M >= samples), unit RMS rows → a Rendition. `choices`
-        restricts which bank rows may be drawn (all by default)."""
+    def draw(self, utterance: np.ndarray, noise_bank: np.ndarray, rng: np.random.Generator) -> Rendition:
+        """utterance (L,) and noise_bank (K, M >= samples), unit-RMS rows → a Rendition."""
         onset = int(rng.integers(self.samples - len(utterance) + 1))
         speech = place(utterance, onset, self.samples)
-        if choices is None:
-            index = int(rng.integers(len(noise_bank)))
-        elif choices:
-            index = int(choices[int(rng.integers(len(choices)))])
-        else:
-            raise ValueError("no noise clip to draw from: every candidate was excluded")
+        index = int(rng.integers(len(noise_bank)))
         start = int(rng.integers(noise_bank.shape[1] - self.samples + 1))
         noise = noise_bank[index, start : start + self.samples]
         target = float(rng.uniform(*self.snr_db))

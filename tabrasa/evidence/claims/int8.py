@@ -1,5 +1,6 @@
 """Claim: int8 dynamic quantisation makes inference 3-5× faster. Every nn.Linear gets int8 weights and
-activations quantised on the fly (torch.ao.quantization.quantize_dynamic); attention itself stays float.
+activations quantised on the fly (tabrasa.backbone.speed.quantize_int8, torch's quantize_dynamic);
+attention itself stays float.
 
 Timed on the CPU at a fixed thread count (dynamic quantisation has CPU kernels only), for the recall model
 trained here (whose accuracy and logits are compared before and after) and for a wider encoder, where the
@@ -8,14 +9,13 @@ Linear layers' matrix products are a larger share of the time.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
-from torch.ao.quantization import quantize_dynamic
 
+from tabrasa.backbone.speed import quantize_int8
 from tabrasa.evidence.models import ProbeModel, Shape
 from tabrasa.evidence.report import ClaimResult, combine, judge
 from tabrasa.evidence.tasks import FirstTokensTask, RecallTask
@@ -39,19 +39,10 @@ class Settings:
     repeats: int = 10
 
 
-def quantize(model: nn.Module) -> nn.Module:
-    # torch now points to torchao (not a dependency here) and warns that quantised tensors are deprecated;
-    # quantize_dynamic is still the reference int8 path in torch itself.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.filterwarnings("ignore", message=".*quantiz.*deprecated", category=UserWarning)
-        return quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8)
-
-
 def _speedup(model: nn.Module, ids: torch.Tensor, repeats: int) -> tuple[float, float, dict[str, float]]:
     """fp32 / int8 seconds per forward pass, its timing spread, and both medians."""
     model.eval()
-    quantized = quantize(model)
+    quantized = quantize_int8(model)
     with torch.inference_mode():
         fp32 = time_calls(lambda: model(ids), CPU, repeats)
         int8 = time_calls(lambda: quantized(ids), CPU, repeats)
@@ -76,7 +67,7 @@ def _run(settings: Settings, seeds: Sequence[int]) -> ClaimResult:
     held_out = [
         task.sample(settings.train.batch, torch.Generator().manual_seed(10_000 + i)) for i in range(8)
     ]
-    quantized = quantize(model.eval())
+    quantized = quantize_int8(model.eval())
     with torch.inference_mode():
         logits = torch.cat([model(b.ids) for b in held_out])
         drift = (torch.cat([quantized(b.ids) for b in held_out]) - logits).abs().max().item()

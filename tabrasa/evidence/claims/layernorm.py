@@ -24,7 +24,7 @@ class Settings:
     shape: Shape = field(default_factory=lambda: Shape(dim=64, depth=2, heads=4))
     threshold: float = 0.9  # held-out accuracy that counts as converged
     train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(steps=900, batch=64, lr=2e-3, eval_every=25)
+        default_factory=lambda: TrainConfig(steps=1500, batch=64, lr=2e-3, eval_every=25)
     )
 
     def __post_init__(self) -> None:

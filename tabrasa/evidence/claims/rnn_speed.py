@@ -25,7 +25,7 @@ ARTICLE = "5–10× faster"
 
 @dataclass(frozen=True)
 class Settings:
-    lengths: tuple[int, ...] = (256, 1024)
+    lengths: tuple[int, ...] = (64, 256, 1024)
     shape: Shape = field(default_factory=lambda: Shape(dim=32, depth=2, heads=2))
     batch: int = 16
     repeats: int = 5
