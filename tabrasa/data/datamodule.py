@@ -14,7 +14,7 @@ from typing import Any
 import datasets
 import numpy as np
 import pytorch_lightning as pl
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Dataset
 
 from tabrasa.data.torch_dataset import RowDataset
 from tabrasa.tokenizers.base import Batch, Tokenizer
@@ -96,7 +96,7 @@ class TabrasaDataModule(pl.LightningDataModule):
         assert self._splits is not None
         return self._splits
 
-    def dataset(self, split: str) -> RowDataset:
+    def dataset(self, split: str) -> Dataset[Batch]:
         return RowDataset(self.splits[split], partial(self.to_example, split=split))
 
     def loader(self, split: str, shuffle: bool = False) -> DataLoader[Batch]:

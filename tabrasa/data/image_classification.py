@@ -12,8 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import datasets
+import torch
+from torch.utils.data import Dataset
 
 from tabrasa.data.datamodule import TabrasaDataModule
+from tabrasa.data.image_tensors import ImageTensorDataset, decode_images
 from tabrasa.data.splits import Size
 from tabrasa.tokenizers.base import Batch
 from tabrasa.tokenizers.image import ImageTokenizer
@@ -21,7 +24,9 @@ from tabrasa.tokenizers.image import ImageTokenizer
 
 class ImageClassificationDataModule(TabrasaDataModule):
     """tokenizer: patch size, resizing, normalisation and the training augmentation; None gives the
-    dataset's `default_tokenizer()`. val_size: rows (or a fraction) held out from train, stratified."""
+    dataset's `default_tokenizer()`. val_size: rows (or a fraction) held out from train, stratified.
+    in_memory: decode every image once into a uint8 tensor and tokenise whole batches (small images of
+    one size, e.g. Fashion-MNIST: several times the throughput); False decodes row by row in workers."""
 
     def __init__(
         self,
@@ -33,6 +38,7 @@ class ImageClassificationDataModule(TabrasaDataModule):
         limit: int | None = None,
         seed: int = 0,
         train_fraction: float = 1.0,
+        in_memory: bool = False,
     ) -> None:
         super().__init__(
             batch_size=batch_size,
@@ -44,6 +50,8 @@ class ImageClassificationDataModule(TabrasaDataModule):
         self._tokenizer = tokenizer or self.default_tokenizer()
         self.val_size = val_size
         self.cache_dir = cache_dir
+        self.in_memory = in_memory
+        self._decoded: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def default_tokenizer(self) -> ImageTokenizer:
         return ImageTokenizer(patch_size=16, channels=3, image_size=224)
@@ -63,6 +71,14 @@ class ImageClassificationDataModule(TabrasaDataModule):
     @abstractmethod
     def load_splits(self) -> datasets.DatasetDict:
         """train / validation / test with an `image` column and a ClassLabel `label` column."""
+
+    def dataset(self, split: str) -> Dataset[Batch]:
+        if not self.in_memory:
+            return super().dataset(split)
+        if split not in self._decoded:
+            self._decoded[split] = decode_images(self.splits[split], f"{type(self).__name__} {split}")
+        images, labels = self._decoded[split]
+        return ImageTensorDataset(images, labels, self.tokenizer, train=split == "train")
 
     def to_example(self, row: dict[str, Any], split: str) -> Batch:
         return self.tokenizer({"image": row["image"], "label": row["label"]}, train=split == "train")

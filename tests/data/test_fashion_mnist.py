@@ -8,6 +8,7 @@ import struct
 from pathlib import Path
 
 import numpy as np
+import PIL.Image
 import pytest
 import torch
 
@@ -69,6 +70,34 @@ def test_augmentation_only_in_training(fake_fashion: Path, tmp_path: Path) -> No
     test = [data.to_example(row, "test")["pixels"] for _ in range(2)]
     assert any(not torch.equal(train[0], t) for t in train[1:])
     assert torch.equal(test[0], test[1])
+
+
+def test_in_memory_batches_equal_row_by_row_and_crops_per_image(fake_fashion: Path, tmp_path: Path) -> None:
+    kwargs = {"val_size": 10, "cache_dir": str(tmp_path), "download": False, "batch_size": 8}
+    rows = FashionMNISTDataModule(in_memory=False, **kwargs)
+    held = FashionMNISTDataModule(in_memory=True, **kwargs)
+    for split in ("validation", "test"):  # no augmentation: identical tensors and labels
+        a = next(iter(rows.loader(split)))
+        b = next(iter(held.loader(split)))
+        assert torch.equal(a["pixels"], b["pixels"]) and torch.equal(a["label"], b["label"])
+    torch.manual_seed(0)
+    train = held.dataset("train").__getitems__([0] * 16)  # one image, 16 independent random crops
+    crops = torch.stack([e["pixels"] for e in train])
+    assert len({c.numpy().tobytes() for c in crops}) > 4, "each image draws its own offset"
+    plain = held.dataset("validation").__getitems__([0])[0]["pixels"]
+    assert crops.shape[1:] == plain.shape
+
+
+def test_in_memory_rejects_images_of_different_sizes() -> None:
+    import datasets
+
+    from tabrasa.data.image_tensors import decode_images
+
+    images = [PIL.Image.new("L", (4, 4)), PIL.Image.new("L", (5, 5))]
+    features = datasets.Features({"image": datasets.Image(), "label": datasets.Value("int64")})
+    rows = datasets.Dataset.from_dict({"image": images, "label": [0, 1]}, features=features)
+    with pytest.raises(ValueError, match=r"row 1.*in_memory=False"):
+        decode_images(rows, "toy")
 
 
 def test_missing_files_name_the_debian_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

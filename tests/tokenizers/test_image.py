@@ -159,3 +159,19 @@ def test_tokenizer_pickles_for_loader_workers() -> None:
     tok = ImageTokenizer(patch_size=7, channels=1, crop_padding=2, hflip=True)
     image = random_uint8(1)
     torch.testing.assert_close(pickle.loads(pickle.dumps(tok))(image)["pixels"], tok(image)["pixels"])
+
+
+def test_batched_preprocessing_matches_per_image_and_keeps_crop_statistics() -> None:
+    tokenizer = ImageTokenizer(patch_size=7, channels=1, mean=0.3, std=0.4, crop_padding=2, hflip=True)
+    images = torch.randint(0, 256, (6, 1, 28, 28), dtype=torch.uint8)
+    batched = tokenizer.preprocess_batch(images)
+    one_by_one = torch.stack([tokenizer.preprocess(image) for image in images])
+    torch.testing.assert_close(batched, one_by_one, rtol=0, atol=0)
+    ones = torch.full((200, 1, 28, 28), 255, dtype=torch.uint8)
+    torch.manual_seed(0)
+    augmented = tokenizer.preprocess_batch(ones, train=True)
+    padded_rows = (augmented == tokenizer.normalize.mean[0] * -1 / tokenizer.normalize.std[0]).all(-1)
+    shifts = padded_rows.sum((1, 2))  # zero rows brought in by each image's vertical offset
+    assert set(shifts.tolist()) == {0, 1, 2}, "offsets drawn per image over the whole padding range"
+    with pytest.raises(ValueError, match="uint8"):
+        tokenizer.preprocess_batch(images.float())
