@@ -32,8 +32,7 @@ MODALITIES = {
         "protein",
         "configs/protein/psortb.yaml",
         ("sequence_cnn", "sequence_lstm"),
-        ("sequence_cnn",),
-        {"max_length": 256},
+        ("sequence_cnn",),  # the config's tokenizer already crops to 256 residues
     ),
 }
 TRANSFORMER = "small"

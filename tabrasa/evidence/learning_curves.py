@@ -9,15 +9,13 @@ where it stopped.
 from __future__ import annotations
 
 import json
-import logging
 import statistics
-import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tabrasa.evidence.arms import MODALITIES, TRANSFORMER, Modality, Sweep
+from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
 
 
 @dataclass(frozen=True)
@@ -33,8 +31,8 @@ class RunKey:
 
 
 def cli_args(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> list[str]:
+    """Overrides of the modality's config for one run (fit_and_score adds the quiet trainer flags)."""
     args = [
-        "--config", str(root / modality.config),
         "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{key.arm}.yaml"),
         "--model.init_args.optimizer.lr", str(key.lr),
         "--seed_everything", str(key.seed),
@@ -42,12 +40,6 @@ def cli_args(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> list[
         "--data.init_args.batch_size", str(sweep.batch_size),
         "--data.init_args.seed", "0",  # splits and subsets stay fixed; the seed varies init and data order
         "--trainer.max_steps", str(sweep.steps),
-        "--trainer.max_epochs", "-1",
-        "--trainer.limit_val_batches", "0",
-        "--trainer.logger", "false",
-        "--trainer.enable_progress_bar", "false",
-        "--trainer.enable_model_summary", "false",
-        "--trainer.callbacks", "[]",
     ]  # fmt: skip
     if sweep.limit is not None:
         args += ["--data.init_args.limit", str(sweep.limit)]
@@ -59,57 +51,33 @@ def cli_args(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> list[
 
 def run_one(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> dict[str, object]:
     """Train one arm for a fixed number of steps; evaluate the final weights on validation and test."""
-    from tabrasa.cli import TabrasaCLI, trainer_defaults
-    from tabrasa.data.datamodule import TabrasaDataModule
-    from tabrasa.tasks.task import TokenTask
-
-    scratch = tempfile.TemporaryDirectory(prefix="tabrasa-curve-")  # checkpoints of a run are not kept
-    args = [*cli_args(root, modality, key, sweep), "--trainer.default_root_dir", scratch.name]
-    defaults = {k: v for k, v in trainer_defaults().items() if k != "callbacks"}
-    cli = TabrasaCLI(
-        TokenTask, TabrasaDataModule, subclass_mode_model=True, subclass_mode_data=True,
-        trainer_defaults=defaults, args=args, run=False, save_config_callback=None,
-    )  # fmt: skip
-    start = time.perf_counter()
-    cli.trainer.fit(cli.model, datamodule=cli.datamodule)
-    seconds = time.perf_counter() - start
-    cli.trainer.limit_val_batches = (
-        1.0  # off during training (fixed steps, no selection), on for the final score
-    )
-    val = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)[0]
-    test = cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)[0]
-    scratch.cleanup()
-    return {
-        **asdict(key),
-        "train_examples": len(cli.datamodule.splits["train"]),
-        "params": sum(p.numel() for p in cli.model.backbone.parameters()),
-        "val_acc": float(val["val/acc"]),
-        "test_acc": float(test["test/acc"]),
-        "test_f1": float(test["test/f1"]),
-        "train_seconds": round(seconds, 2),
-    }
+    scores = fit_and_score(root / modality.config, cli_args(root, modality, key, sweep))
+    return {**asdict(key), **scores}
 
 
 class RunLog:
-    """Append-only JSONL of finished runs: the resume point of a sweep."""
+    """Append-only JSONL of finished runs, keyed by `key_fields`: the resume point of a sweep."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, key_fields: tuple[str, ...] = tuple(RunKey.__dataclass_fields__)) -> None:
         self.path = path
+        self.key_fields = key_fields
         self.runs: dict[str, dict[str, object]] = {}
         if path.exists():
             for line in path.read_text().splitlines():
                 if line.strip():
                     run = json.loads(line)
-                    self.runs[
-                        RunKey(**{k: run[k] for k in ("modality", "arm", "fraction", "lr", "seed")}).id()
-                    ] = run
+                    self.runs[self._id(run)] = run
 
-    def get(self, key: RunKey) -> dict[str, object] | None:
-        return self.runs.get(key.id())
+    def _id(self, values: dict[str, object]) -> str:
+        return "/".join(
+            f"{values[f]:g}" if isinstance(values[f], float) else str(values[f]) for f in self.key_fields
+        )
+
+    def get(self, key: object) -> dict[str, object] | None:
+        return self.runs.get(self._id(asdict(key)))  # type: ignore[call-overload]
 
     def add(self, run: dict[str, object]) -> None:
-        key = RunKey(**{k: run[k] for k in ("modality", "arm", "fraction", "lr", "seed")})  # type: ignore[arg-type]
-        self.runs[key.id()] = run
+        self.runs[self._id(run)] = run
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as handle:
             handle.write(json.dumps(run) + "\n")
@@ -132,8 +100,7 @@ def best_lr(log: RunLog, modality: Modality, arm: str, fraction: float, sweep: S
 
 
 def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: bool = True) -> None:
-    for name in ("pytorch_lightning", "pytorch_lightning.utilities.rank_zero", "lightning.fabric"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    quiet_lightning()
     for name in names:
         modality = MODALITIES[name]
         for arm in arms_of(modality, sweep):

@@ -8,7 +8,7 @@ same interface, so only the inductive bias changes between runs.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any
+from typing import Any, Literal
 
 import pytorch_lightning as pl
 import torch
@@ -25,12 +25,32 @@ from tabrasa.tokenizers.base import Batch, Tokenizer
 STAGES = ("train", "val", "test")
 
 
+def freeze(backbone: nn.Module, keep_norms_and_positions: bool = False) -> None:
+    """Stop gradients to the backbone; optionally leave its LayerNorms and position table trainable."""
+    if keep_norms_and_positions and not hasattr(backbone, "blocks"):
+        raise ValueError(
+            f'freeze_backbone="attention_and_mlp" needs a transformer backbone with blocks, not '
+            f"{type(backbone).__name__}; use freeze_backbone: true"
+        )
+    backbone.requires_grad_(False)
+    if keep_norms_and_positions:
+        for module in backbone.modules():
+            if isinstance(module, nn.LayerNorm):
+                module.requires_grad_(True)
+        positions = getattr(backbone, "positions", None)
+        if isinstance(positions, nn.Module):
+            positions.requires_grad_(True)
+
+
 class TokenTask(pl.LightningModule):
     """tokenizer and num_outputs come from the data module (linked by the CLI, never typed twice).
     backbone: the shared encoder (class_path in YAML). pooling: "cls" or "mean" over real tokens.
     pretrained: start the backbone (and, unless `load_embedder: false`, the embedder) from a checkpoint;
         every weight loads or it is an error, never a silent random init.
-    freeze_backbone: train only the embedder and head (linear probing, the frozen-transformer setting)."""
+    freeze_backbone: True trains only the embedder and head (linear probing); "attention_and_mlp" freezes
+        only the attention and MLP weights, so LayerNorms and positions train with the embedder and head:
+        the Frozen Pretrained Transformer of Lu et al. 2021 ("Pretrained Transformers as Universal
+        Computation Engines")."""
 
     def __init__(
         self,
@@ -41,7 +61,7 @@ class TokenTask(pl.LightningModule):
         head_dropout: float = 0.0,
         optimizer: OptimConfig | None = None,
         pretrained: PretrainedSource | None = None,
-        freeze_backbone: bool = False,
+        freeze_backbone: bool | Literal["attention_and_mlp"] = False,
     ) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer", "backbone"])
@@ -58,7 +78,7 @@ class TokenTask(pl.LightningModule):
         if pretrained is not None:
             load_into(pretrained, self.backbone, self.embedder if pretrained.load_embedder else None)
         if freeze_backbone:
-            self.backbone.requires_grad_(False)
+            freeze(self.backbone, keep_norms_and_positions=freeze_backbone == "attention_and_mlp")
         # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.
         self.metrics = nn.ModuleDict(
             {f"{stage}_metrics": self.make_metrics(num_outputs).clone(prefix=f"{stage}/") for stage in STAGES}

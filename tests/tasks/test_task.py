@@ -54,6 +54,18 @@ def test_frozen_backbone_gets_no_gradients(tokenizer: TextTokenizer) -> None:
     assert model.head.fc.weight.grad is not None
 
 
+def test_frozen_pretrained_transformer_setting_trains_only_norms_and_positions(
+    tokenizer: TextTokenizer,
+) -> None:
+    model = Classifier(tokenizer, 2, backbone(), freeze_backbone="attention_and_mlp")
+    batch = tokenizer.collate([{**tokenizer("a good film"), "label": torch.tensor(1)}])
+    model.loss(model(batch), batch["label"]).backward()
+    trained = {n for n, p in model.backbone.named_parameters() if p.grad is not None}
+    assert trained and all(".norm" in n or n.startswith(("norm", "positions")) for n in trained)
+    assert model.backbone.blocks[0].attn.qkv.weight.grad is None
+    assert model.backbone.blocks[0].mlp.fc1.weight.grad is None
+
+
 def test_regressor_fits_targets(tokenizer: TextTokenizer) -> None:
     model = Regressor(tokenizer, 1, backbone())
     batch = tokenizer.collate(

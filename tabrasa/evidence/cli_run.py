@@ -1,0 +1,60 @@
+"""One benchmark run through the same CLI a user types: a task config plus overrides, trained for a fixed
+number of steps, then scored on the whole validation and test splits with the final weights."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+# Every benchmark run trains for fixed steps with no selection during training: no validation, no logger,
+# no checkpoints (nothing of a run is kept but its scores), no progress bar.
+QUIET_TRAINER = [
+    "--trainer.max_epochs", "-1",
+    "--trainer.limit_val_batches", "0",
+    "--trainer.logger", "false",
+    "--trainer.enable_progress_bar", "false",
+    "--trainer.enable_model_summary", "false",
+    "--trainer.callbacks", "[]",
+]  # fmt: skip
+
+
+def quiet_lightning() -> None:
+    # Runs pass their CLI arguments as `args=`; Lightning warns about that whenever sys.argv is not empty.
+    warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
+    for name in ("pytorch_lightning", "pytorch_lightning.utilities.rank_zero", "lightning.fabric"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
+    """`tabrasa fit --config config <overrides>` without the final test of the best checkpoint; returns
+    training examples, backbone parameters (all and trainable), val/test accuracy, test macro-F1, seconds."""
+    from tabrasa.cli import TabrasaCLI, trainer_defaults
+    from tabrasa.data.datamodule import TabrasaDataModule
+    from tabrasa.tasks.task import TokenTask
+
+    with tempfile.TemporaryDirectory(prefix="tabrasa-bench-") as scratch:
+        args = ["--config", str(config), *overrides, *QUIET_TRAINER, "--trainer.default_root_dir", scratch]
+        defaults = {k: v for k, v in trainer_defaults().items() if k != "callbacks"}
+        cli = TabrasaCLI(
+            TokenTask, TabrasaDataModule, subclass_mode_model=True, subclass_mode_data=True,
+            trainer_defaults=defaults, args=args, run=False, save_config_callback=None,
+        )  # fmt: skip
+        start = time.perf_counter()
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+        seconds = time.perf_counter() - start
+        cli.trainer.limit_val_batches = 1.0  # off while training, on for the final score
+        val = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)[0]
+        test = cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)[0]
+    backbone = list(cli.model.backbone.parameters())
+    return {
+        "train_examples": len(cli.datamodule.splits["train"]),
+        "params": sum(p.numel() for p in backbone),
+        "trainable_backbone_params": sum(p.numel() for p in backbone if p.requires_grad),
+        "val_acc": float(val["val/acc"]),
+        "test_acc": float(test["test/acc"]),
+        "test_f1": float(test["test/f1"]),
+        "train_seconds": round(seconds, 2),
+    }
