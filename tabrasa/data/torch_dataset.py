@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import datasets
+import pyarrow as pa
 from torch.utils.data import Dataset
 
 from tabrasa.tokenizers.base import Batch
@@ -23,3 +25,42 @@ class RowDataset(Dataset[Batch]):
 
     def __getitem__(self, index: int) -> Batch:
         return self.to_example(self.rows[index])
+
+
+class BatchedRowDataset(Dataset[Batch]):
+    """Reads a batch's rows in one Arrow call and tokenises them together (`to_examples` gets the columns
+    of those rows and returns one example per row). The DataLoader calls `__getitems__` with each batch's
+    indices, so samplers and collate stay as they are; reading rows one by one costs ~0.4 ms each."""
+
+    def __init__(
+        self, rows: datasets.Dataset, to_examples: Callable[[dict[str, list[Any]]], list[Batch]]
+    ) -> None:
+        self.rows = rows
+        self.to_examples = to_examples
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> Batch:
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices: Sequence[int]) -> list[Batch]:
+        return self.to_examples(arrow_columns(self.rows.with_format("arrow")[list(indices)]))
+
+
+def arrow_columns(table: pa.Table) -> dict[str, list[Any]]:
+    """Columns of an Arrow table as lists: numbers as numpy scalars, lists of numbers as numpy arrays
+    (views cut from the flat values by the offsets: ~5 µs a row, where `datasets`' numpy formatter takes
+    ~130 µs a row for a 1-second int16 clip)."""
+    columns: dict[str, list[Any]] = {}
+    for name in table.column_names:
+        column = table.column(name).combine_chunks()
+        if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+            values = column.flatten().to_numpy(zero_copy_only=False)
+            offsets = column.offsets.to_numpy() - column.offsets[0].as_py()
+            columns[name] = [values[a:b] for a, b in itertools.pairwise(offsets)]
+        elif pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+            columns[name] = list(column.to_numpy(zero_copy_only=False))
+        else:
+            columns[name] = column.to_pylist()
+    return columns

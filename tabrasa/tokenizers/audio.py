@@ -82,6 +82,9 @@ class AudioTokenizer(Tokenizer):
         self.train = train
         self.freq_masking = torchaudio.transforms.FrequencyMasking(freq_mask)
         self.time_masking = torchaudio.transforms.TimeMasking(time_mask)
+        # For batches: one mask drawn per example (iid_masks needs the 4-D (B, C, freq, time) layout).
+        self.batch_freq_masking = torchaudio.transforms.FrequencyMasking(freq_mask, iid_masks=True)
+        self.batch_time_masking = torchaudio.transforms.TimeMasking(time_mask, iid_masks=True)
         self.cls_token = cls_token
 
     @property
@@ -139,6 +142,26 @@ class AudioTokenizer(Tokenizer):
         if train:
             features = self.spec_augment(features)
         return {"features": features, "truncated": torch.tensor(removed)}
+
+    def encode_batch(self, waves: torch.Tensor, train: bool = False, source: str = "audio batch") -> Batch:
+        """Equal-length mono waveforms (B, samples) at the tokenizer's sample rate → `features`
+        (B, frames, n_mels), as `encode` gives each, but one STFT and one masking call for the batch: for
+        1-second keyword clips the per-clip calls cost more than the model's step spends on the clip."""
+        if waves.ndim != 2 or not waves.is_floating_point():
+            raise ValueError(
+                f"{source} has shape {tuple(waves.shape)} and dtype {waves.dtype}; expected float "
+                f"(batch, samples) at {self.sample_rate} Hz (use encode for a single or resampled clip)"
+            )
+        features = self.log_mel.log_mel(waves, source)  # (B, n_mels, frames)
+        if features.shape[-1] > self.max_frames:
+            raise ValueError(
+                f"{source} clips have {features.shape[-1]} frames, more than max_frames={self.max_frames}; "
+                f"raise max_frames or tokenise the clips one by one with a truncation policy"
+            )
+        features = (features - self.mean[:, None]) / self.std[:, None]
+        if train:
+            features = self.batch_time_masking(self.batch_freq_masking(features[:, None]))[:, 0]
+        return {"features": features.transpose(1, 2).contiguous(), "truncated": torch.zeros(len(waves))}
 
     def spec_augment(self, features: torch.Tensor) -> torch.Tensor:
         """Mask one band of mel bins and one span of frames with 0, the normalised mean (Park et al. 2019)."""

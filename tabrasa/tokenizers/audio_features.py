@@ -86,13 +86,17 @@ class LogMel:
                 f"{source} has {wave.shape[-1]} samples at {self.sample_rate} Hz; the centred analysis needs "
                 f"more than half a window ({self.win_length // 2} samples): pad it with silence or drop it"
             )
-        mel = self.mel(wave)  # (n_mels, frames)
+        return self.log_mel(wave, source).T.contiguous()  # (frames, n_mels)
+
+    def log_mel(self, waves: torch.Tensor, source: str = "audio") -> torch.Tensor:
+        """(..., T) float at `sample_rate` → (..., n_mels, frames) log-mel; any leading batch shape."""
+        mel = self.mel(waves)
         if not bool(torch.isfinite(mel).all()):  # |x| beyond ~1e16: the power spectrum overflows float32
             raise ValueError(
-                f"{source} peaks at {float(wave.abs().max()):.3g}, so its power spectrum overflows float32; "
+                f"{source} peaks at {float(waves.abs().max()):.3g}, so its power spectrum overflows float32; "
                 f"scale the samples into [-1, 1] (int16 PCM: divide by 32768)"
             )
-        return torch.log(mel + LOG_FLOOR).T.contiguous()  # (frames, n_mels)
+        return torch.log(mel + LOG_FLOOR)
 
 
 def normalizer(value: float | Sequence[float], n_mels: int, name: str) -> torch.Tensor:

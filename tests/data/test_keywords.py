@@ -161,3 +161,18 @@ def test_datamodule_augments_training_only_and_evaluates_deterministically(tiny:
     ]
     features = torch.cat([test[i]["features"] for i in range(6)])
     assert features.mean().abs() < 0.5 and 0.5 < features.std() < 1.5  # normalised by measured statistics
+
+
+def test_batched_reading_equals_row_by_row_tokenising(tiny: Path) -> None:
+    dm = KeywordsDataModule(
+        words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent), num_workers=0
+    )
+    for split in ("validation", "test"):
+        count = len(dm.splits[split])
+        batched = dm.dataset(split).__getitems__(list(range(count)))
+        rows = [dm.to_example(dm.splits[split][i], split) for i in range(count)]
+        for a, b in zip(batched, rows, strict=True):
+            torch.testing.assert_close(a["features"], b["features"], rtol=0, atol=1e-5)
+            assert int(a["label"]) == int(b["label"])
+    train = torch.stack([e["features"] for e in dm.dataset("train").__getitems__([0] * 8)])
+    assert len({t.numpy().tobytes() for t in train}) == 8, "each copy of a clip gets its own mix and masks"

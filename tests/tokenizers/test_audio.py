@@ -165,3 +165,17 @@ def test_tokenizer_pickles_for_loader_workers() -> None:
     tok = AudioTokenizer(input_sample_rate=8000, patch_size=16)
     wave = torch.randn(8000)
     torch.testing.assert_close(pickle.loads(pickle.dumps(tok))(wave)["features"], tok(wave)["features"])
+
+
+def test_batched_encoding_matches_clip_by_clip_and_masks_each_clip() -> None:
+    tokenizer = AudioTokenizer(input_sample_rate=16000, n_mels=32, freq_mask=6, time_mask=10)
+    waves = torch.randn(5, 16000, generator=torch.Generator().manual_seed(0)) * 0.1
+    batched = tokenizer.encode_batch(waves)["features"]
+    one_by_one = torch.stack([tokenizer.encode(w, 16000)["features"] for w in waves])
+    torch.testing.assert_close(batched, one_by_one, rtol=0, atol=1e-5)
+    torch.manual_seed(0)
+    masked = tokenizer.encode_batch(waves[:1].expand(16, -1).contiguous(), train=True)["features"]
+    zero_bins = (masked == 0).all(dim=1).sum(dim=1)  # mel bins masked over every frame, per clip
+    assert len(set(zero_bins.tolist())) > 1, "every clip draws its own frequency mask"
+    with pytest.raises(ValueError, match="batch, samples"):
+        tokenizer.encode_batch(waves[0])

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
 import datasets
 import numpy as np
 import torch
+from torch.utils.data import Dataset
 
 from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.datamodule import TabrasaDataModule
@@ -24,6 +25,7 @@ from tabrasa.data.keywords.build import KeywordsSettings, from_int16, load_or_bu
 from tabrasa.data.keywords.noise import NOISE_KINDS, place
 from tabrasa.data.keywords.synthesis import DEBIAN_PACKAGES, require_engines
 from tabrasa.data.keywords.words import select_words
+from tabrasa.data.torch_dataset import BatchedRowDataset
 from tabrasa.tokenizers.audio import AudioTokenizer
 from tabrasa.tokenizers.audio_features import mel_statistics
 from tabrasa.tokenizers.base import Batch
@@ -129,6 +131,20 @@ class KeywordsDataModule(TabrasaDataModule):
             return self.settings.mixer().draw(utterance, self._train_noise, rng).audio
         speech = place(utterance, int(row["onset"]), self.settings.samples)
         return (speech + from_int16(row["noise"])) * np.float32(10 ** (float(row["gain_db"]) / 20))
+
+    def dataset(self, split: str) -> Dataset[Batch]:
+        return BatchedRowDataset(self.splits[split], partial(self.to_examples, split=split))
+
+    def to_examples(self, columns: dict[str, list[Any]], split: str) -> list[Batch]:
+        """The rows of one batch → examples, mixed clip by clip and turned into log-mels together."""
+        train = split == "train"
+        rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+        waves = torch.from_numpy(np.stack([self.audio(row, train) for row in rows]))
+        features = self.tokenizer.encode_batch(waves, train, source=f"keywords {split}")["features"]
+        return [
+            {"features": f, "truncated": torch.tensor(0), "label": torch.tensor(int(row["label"]))}
+            for f, row in zip(features, rows, strict=True)
+        ]
 
     def to_example(self, row: dict[str, Any], split: str) -> Batch:
         train = split == "train"
