@@ -4,7 +4,7 @@ For 28×28 images the per-row costs dominate a training step: reading one Arrow 
 its PNG and calling the transforms image by image (~300 µs together) against ~430 µs of model time per
 image on 2 cores. Decoding the split once (Fashion-MNIST's 54,000 training images are 42 MB) and
 augmenting whole batches (`ImageTokenizer.preprocess_batch`) removes both. The DataLoader calls
-`__getitems__` with a batch's indices, so the batched path needs no custom sampler or collate.
+`__getitems__` with a batch's indices (see BatchFetchDataset).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import datasets
 import torch
-from torch.utils.data import Dataset
 from torchvision.transforms import v2
 from tqdm.auto import tqdm
 
+from tabrasa.data.torch_dataset import BatchFetchDataset
 from tabrasa.tokenizers.base import Batch
 from tabrasa.tokenizers.image import ImageTokenizer
 
@@ -47,7 +47,7 @@ def decode_images(rows: datasets.Dataset, name: str, chunk: int = 2048) -> tuple
     return torch.stack(images), torch.as_tensor(labels, dtype=torch.int64)
 
 
-class ImageTensorDataset(Dataset[Batch]):
+class ImageTensorDataset(BatchFetchDataset):
     """uint8 images (N, C, H, W) and labels (N,) → tokenizer examples; `train` switches augmentation on."""
 
     def __init__(
@@ -62,9 +62,6 @@ class ImageTensorDataset(Dataset[Batch]):
 
     def __len__(self) -> int:
         return len(self.images)
-
-    def __getitem__(self, index: int) -> Batch:
-        return self.__getitems__([index])[0]
 
     def __getitems__(self, indices: Sequence[int]) -> list[Batch]:
         index = torch.as_tensor(indices, dtype=torch.int64)

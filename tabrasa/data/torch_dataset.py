@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,25 +28,32 @@ class RowDataset(Dataset[Batch]):
         return self.to_example(self.rows[index])
 
 
-class BatchedRowDataset(Dataset[Batch]):
+class BatchFetchDataset(Dataset[Batch]):
+    """A dataset that prepares a whole batch at once. The DataLoader calls `__getitems__` with each
+    batch's indices, so samplers and collate stay as they are; one index is a batch of one."""
+
+    @abstractmethod
+    def __getitems__(self, indices: Sequence[int]) -> list[Batch]: ...
+
+    def __getitem__(self, index: int) -> Batch:
+        return self.__getitems__([index])[0]
+
+
+class BatchedRowDataset(BatchFetchDataset):
     """Reads a batch's rows in one Arrow call and tokenises them together (`to_examples` gets the columns
-    of those rows and returns one example per row). The DataLoader calls `__getitems__` with each batch's
-    indices, so samplers and collate stay as they are; reading rows one by one costs ~0.4 ms each."""
+    of those rows and returns one example per row); reading rows one by one costs ~0.4 ms each."""
 
     def __init__(
         self, rows: datasets.Dataset, to_examples: Callable[[dict[str, list[Any]]], list[Batch]]
     ) -> None:
-        self.rows = rows
+        self.rows = rows.with_format("arrow")
         self.to_examples = to_examples
 
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __getitem__(self, index: int) -> Batch:
-        return self.__getitems__([index])[0]
-
     def __getitems__(self, indices: Sequence[int]) -> list[Batch]:
-        return self.to_examples(arrow_columns(self.rows.with_format("arrow")[list(indices)]))
+        return self.to_examples(arrow_columns(self.rows[list(indices)]))
 
 
 def arrow_columns(table: pa.Table) -> dict[str, list[Any]]:

@@ -13,6 +13,7 @@ import statistics
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from tabrasa.evidence.arms import MODALITIES, TRANSFORMER, Modality, Sweep
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
@@ -76,6 +77,17 @@ class RunLog:
     def get(self, key: object) -> dict[str, object] | None:
         return self.runs.get(self._id(asdict(key)))  # type: ignore[call-overload]
 
+    def best_rate(self, keys: list[Any]) -> float:
+        """Of runs that differ only in `lr` (the sweep at the first seed), the rate with the best
+        validation accuracy (ties: the smaller rate). LookupError if one has not run yet."""
+        scored = []
+        for key in keys:
+            run = self.get(key)
+            if run is None:
+                raise LookupError(f"{self._id(asdict(key))} has not run yet")
+            scored.append((float(run["val_acc"]), -key.lr, key.lr))  # type: ignore[arg-type]
+        return max(scored)[2]
+
     def add(self, run: dict[str, object]) -> None:
         self.runs[self._id(run)] = run
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,9 +106,7 @@ def sweep_keys(modality: Modality, arm: str, fraction: float, sweep: Sweep) -> I
 
 
 def best_lr(log: RunLog, modality: Modality, arm: str, fraction: float, sweep: Sweep) -> float:
-    """The rate with the best validation accuracy at the first seed (ties: the smaller rate)."""
-    scored = [(log.get(k)["val_acc"], -k.lr, k.lr) for k in sweep_keys(modality, arm, fraction, sweep)]  # type: ignore[index]
-    return max(scored)[2]
+    return log.best_rate(list(sweep_keys(modality, arm, fraction, sweep)))
 
 
 def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: bool = True) -> None:
@@ -147,7 +157,7 @@ def summarise(log: RunLog, names: list[str], sweep: Sweep) -> list[Point]:
             for fraction in sweep.fractions:
                 try:
                     lr = best_lr(log, modality, arm, fraction, sweep)
-                except TypeError:
+                except LookupError:
                     continue  # not run yet
                 runs = [log.get(RunKey(name, arm, fraction, lr, s)) for s in sweep.seeds]
                 accs = [float(r["test_acc"]) for r in runs if r is not None]  # type: ignore[arg-type]

@@ -123,14 +123,9 @@ def _run_if_missing(
 
 
 def best_rate(log: RunLog, modality: str, init: str, freeze: str, sweep: TransferSweep) -> float:
-    """The rate with the best validation accuracy at the first seed (ties: the smaller rate)."""
-    scored = []
-    for lr in sweep.learning_rates:
-        run = log.get(TransferKey(modality, init, freeze, lr, sweep.seeds[0]))
-        if run is None:
-            raise LookupError(f"{modality}/{init}+{freeze} at lr {lr:g} has not run yet")
-        scored.append((float(run["val_acc"]), -lr, lr))  # type: ignore[arg-type]
-    return max(scored)[2]
+    return log.best_rate(
+        [TransferKey(modality, init, freeze, lr, sweep.seeds[0]) for lr in sweep.learning_rates]
+    )
 
 
 @dataclass
