@@ -32,12 +32,14 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import interleaved, median, merged_json, print_table, setup
+from bench_common import merged_json, print_table, setup
 from bench_tasks import listops_accuracy
 
 from tabrasa.backbone import AttentionConfig, AttentionMask, EncoderConfig, TokenGrid
 from tabrasa.backbone.attention import MultiHeadAttention
 from tabrasa.backbone.mixers import make_mixer
+from tabrasa.evidence.plotting import pyplot, save
+from tabrasa.evidence.timing import interleaved
 
 
 def near_square_grid(n: int) -> TokenGrid:
@@ -46,19 +48,20 @@ def near_square_grid(n: int) -> TokenGrid:
     return TokenGrid(height, n // height)
 
 
-def attention_config(kind: str, args: argparse.Namespace, max_len: int) -> AttentionConfig:
+def attention_config(kind: str, args: argparse.Namespace) -> AttentionConfig:
     if kind in ("full", "full-math", "axial"):
         return AttentionConfig(kind="axial" if kind == "axial" else "full")
     if kind == "local":
         return AttentionConfig(kind="local", window=args.window, global_tokens=args.global_tokens)
     if kind == "lowrank":
-        return AttentionConfig(kind="lowrank", rank=args.rank, max_len=max_len)
+        return AttentionConfig(kind="lowrank", rank=args.rank)
     raise SystemExit(f"unknown kind {kind!r}; choose from full, full-math, local, lowrank, axial")
 
 
 def layer_step(kind: str, n: int, args: argparse.Namespace) -> Callable[[], None]:
     """One forward + backward of an attention layer of this kind over n tokens."""
-    config = EncoderConfig(dim=args.dim, heads=args.heads, attention=attention_config(kind, args, n))
+    # max_len = n: the low-rank projections span exactly the n tokens timed
+    config = EncoderConfig(dim=args.dim, heads=args.heads, max_len=n, attention=attention_config(kind, args))
     layer = MultiHeadAttention(args.dim, args.heads, make_mixer(config))
     x = torch.randn(args.batch, n, args.dim, requires_grad=True)
     mask = AttentionMask.build(None, False, near_square_grid(n) if kind == "axial" else None)
@@ -91,15 +94,15 @@ def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
         kinds = [k for k in args.kinds if not (k == "full-math" and n > args.math_max)]
         steps = {kind: layer_step(kind, n, args) for kind in kinds}
         repeats = args.repeats if n <= 4096 else max(1, args.repeats - 1)
-        times = interleaved(steps, repeats, args.warmup)
+        times = interleaved(steps, torch.device("cpu"), repeats, args.warmup)
         for kind in kinds:
             rows.append(
                 {
                     "kind": kind,
                     "tokens": n,
-                    "ms": 1e3 * median(times[kind]),
+                    "ms": 1e3 * times[kind].median,
                     "peak_mib": peak_bytes(steps[kind]) / 2**20,
-                    "rounds_ms": [round(1e3 * t, 1) for t in times[kind]],
+                    "rounds_ms": [round(1e3 * t, 1) for t in times[kind].seconds],
                 }
             )
             print(
@@ -132,12 +135,7 @@ def summarise(rows: list[dict[str, Any]], longest: int, base: int) -> dict[str, 
 
 
 def plot(rows: list[dict[str, Any]], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = pyplot().subplots(1, 2, figsize=(11, 4.2))
     for kind in dict.fromkeys(r["kind"] for r in rows):
         kr = [r for r in rows if r["kind"] == kind]
         n = [r["tokens"] for r in kr]
@@ -151,9 +149,7 @@ def plot(rows: list[dict[str, Any]], path: str) -> None:
         ax.grid(True, which="both", alpha=0.3)
     axes[1].legend()
     fig.suptitle("One attention layer (dim 384, 6 heads, batch 1), CPU")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    save(fig, Path(path))
 
 
 def accuracy(args: argparse.Namespace) -> dict[str, Any]:
@@ -162,9 +158,7 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
         f"local w={args.listops_window}": AttentionConfig(
             kind="local", window=args.listops_window, global_tokens=1
         ),
-        f"lowrank r={args.rank}": AttentionConfig(
-            kind="lowrank", rank=args.rank, max_len=args.listops_max_length + 1
-        ),
+        f"lowrank r={args.rank}": AttentionConfig(kind="lowrank", rank=args.rank),
         "axial": AttentionConfig(kind="axial"),
     }
     return listops_accuracy(
@@ -176,7 +170,7 @@ def accuracy(args: argparse.Namespace) -> dict[str, Any]:
         dim=args.listops_dim,
         depth=args.listops_depth,
         heads=4,
-        epochs=args.listops_epochs,
+        num_epochs=args.listops_epochs,
         batch_size=32,
         lr=args.listops_lr,
     )

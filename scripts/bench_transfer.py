@@ -11,51 +11,31 @@ rerunning resumes), transfer.json, transfer.md and transfer.png into --out.
 
 from __future__ import annotations
 
-import argparse
-import json
-from dataclasses import asdict
-from pathlib import Path
-
-from tabrasa.evidence.learning_curves import RunLog
+from tabrasa.evidence import sweep_main
 from tabrasa.evidence.transfer import (
+    KEY_FIELDS,
     TRANSFER_MODALITIES,
     TRANSFER_SWEEPS,
-    TransferKey,
     run_transfer,
     summarise_transfer,
 )
 from tabrasa.evidence.transfer_report import plot_transfer, transfer_table
 
-ROOT = Path(__file__).resolve().parents[1]
+BENCHMARK = sweep_main.SweepBenchmark(
+    name="transfer",
+    stem="transfer",
+    modes=TRANSFER_SWEEPS,
+    modalities=tuple(TRANSFER_MODALITIES),
+    key_fields=KEY_FIELDS,
+    run=run_transfer,
+    summarise=summarise_transfer,
+    table=transfer_table,
+    plot=plot_transfer,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    mode = parser.add_mutually_exclusive_group()
-    for name in TRANSFER_SWEEPS:
-        mode.add_argument(f"--{name}", dest="mode", action="store_const", const=name)
-    names = list(TRANSFER_MODALITIES)
-    parser.add_argument("--modalities", nargs="+", default=names, choices=names)
-    parser.add_argument(
-        "--out", type=Path, default=None, help="output folder (default results/transfer_<mode>)"
-    )
-    args = parser.parse_args(argv)
-    mode = args.mode or "quick"
-    sweep = TRANSFER_SWEEPS[mode]
-    out = args.out or ROOT / "results" / f"transfer_{mode}"
-    out.mkdir(parents=True, exist_ok=True)
-    log = RunLog(out / "runs.jsonl", tuple(TransferKey.__dataclass_fields__))
-    run_transfer(ROOT, args.modalities, sweep, log)
-    cells = summarise_transfer(log, args.modalities, sweep)
-    (out / "transfer.json").write_text(json.dumps([asdict(c) for c in cells], indent=1))
-    table = transfer_table(cells)
-    (out / "transfer.md").write_text(table)
-    plot = plot_transfer(cells, out)
-    print(table)
-    print("plot:", plot.relative_to(ROOT) if plot.is_relative_to(ROOT) else plot)
-    return 0
+    return sweep_main.main(BENCHMARK, __doc__, argv)
 
 
 if __name__ == "__main__":

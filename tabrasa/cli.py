@@ -7,18 +7,31 @@ module's tokenizer (vocabulary size, patch size, mel bins) and number of outputs
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
+import pytorch_lightning as pl
+from jsonargparse import ArgumentError
 from lightning_fabric.plugins import CheckpointIO
 from pytorch_lightning import Trainer
-from pytorch_lightning.callbacks import LearningRateMonitor, ModelCheckpoint, RichProgressBar
+from pytorch_lightning.callbacks import LearningRateMonitor, RichProgressBar
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
+from pytorch_lightning.utilities import rank_zero_info
 
-from tabrasa.data.datamodule import TabrasaDataModule
-from tabrasa.tasks.task import TokenTask
-from tabrasa.training import ResumeCheckpoint, ResumeState, SafetensorsCheckpointIO, load_hyper_parameters
+from tabrasa.errors import UserError
+from tabrasa.training import (
+    BestCheckpoint,
+    ResumeCheckpoint,
+    ResumeState,
+    SafetensorsCheckpointIO,
+    best_checkpoint_callback,
+    load_hyper_parameters,
+)
+from tabrasa.training.run_card import write_run_card
 
 
 class TabrasaCLI(LightningCLI):
@@ -26,10 +39,12 @@ class TabrasaCLI(LightningCLI):
         # A rich progress bar unless the user turned progress bars off (logs, CI).
         if self._get(self.config_init, "trainer.enable_progress_bar", True) is not False:
             kwargs.setdefault("callbacks", []).append(RichProgressBar(leave=True))
-        # Checkpoints are safetensors, written atomically, unless the user chose another CheckpointIO.
+        # Checkpoints are safetensors, written atomically, unless the user chose another CheckpointIO, or
+        # FSDP, whose full-checkpoint loader bypasses CheckpointIO plugins (docs/robustness.md).
         plugins = self._get(self.config_init, "trainer.plugins") or []
         plugins = list(plugins) if isinstance(plugins, list | tuple) else [plugins]
-        if not any(isinstance(p, CheckpointIO) for p in plugins):
+        strategy = str(self._get(self.config_init, "trainer.strategy", "auto"))
+        if not any(isinstance(p, CheckpointIO) for p in plugins) and "fsdp" not in strategy.lower():
             kwargs["plugins"] = [*plugins, SafetensorsCheckpointIO()]
         return super().instantiate_trainer(**kwargs)
 
@@ -52,55 +67,145 @@ class TabrasaCLI(LightningCLI):
             sys.stderr.write("Parsing of ckpt_path hyperparameters failed!\n")
             raise
 
+    def before_instantiate_classes(self) -> None:
+        # A joint run's `--data.init_args.limit N` reaches every task's data module before it is built:
+        # limit is applied before the expensive steps a data module runs at construction (synthesis plans).
+        config = self.config[self.subcommand] if self.subcommand else self.config
+        data = config.get("data")
+        init = data.get("init_args") if data is not None and hasattr(data, "get") else None
+        limit = init.get("limit") if init is not None and hasattr(init, "get") else None
+        tasks = init.get("tasks") if init is not None and hasattr(init, "get") else None
+        if limit is not None and tasks:
+            for task in tasks.values():
+                task["init_args"]["limit"] = limit
+
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_argument(
             "--test_after_fit",
             type=bool,
             default=True,
-            help="after `fit`, evaluate the best checkpoint (lowest validation loss) on the test split",
+            help="after `fit`, evaluate the best checkpoint (by the task's selection metric: validation "
+            "accuracy for classifiers, validation loss for regressors) on the test split",
         )
         parser.link_arguments("data.tokenizer", "model.init_args.tokenizer", apply_on="instantiate")
         parser.link_arguments("data.num_outputs", "model.init_args.num_outputs", apply_on="instantiate")
         # --checkpoint.every_n_train_steps N or --checkpoint.every_minutes M: how often last.ckpt is renewed.
         parser.add_lightning_class_args(ResumeCheckpoint, "checkpoint")
 
+    def before_fit(self) -> None:
+        self._fit_started = time.perf_counter()
+
     def after_fit(self) -> None:
-        if self.config[self.subcommand].get("test_after_fit") and not self.trainer.fast_dev_run:
-            best = (
-                self.trainer.checkpoint_callback.best_model_path if self.trainer.checkpoint_callback else ""
-            )
-            self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=best or None)
+        fit_seconds = time.perf_counter() - getattr(self, "_fit_started", time.perf_counter())
+        if self.trainer.fast_dev_run:
+            return
+        callback = best_checkpoint_callback(self.trainer)
+        best = callback.best_model_path if callback is not None else ""
+        selection = None
+        if callback is not None and best:
+            score = callback.best_model_score
+            selection = (str(callback.monitor), float(score) if score is not None else None)
+        test_metrics: dict[str, float] = {}
+        if self.config[self.subcommand].get("test_after_fit"):
+            if best:
+                shown = f"{selection[1]:.4f}" if selection and selection[1] is not None else "n/a"
+                rank_zero_info(f"Testing the best checkpoint by {callback.monitor} ({shown}): {best}")
+            else:
+                rank_zero_info(
+                    "No monitored checkpoint was written (no validation ran): testing the last weights"
+                )
+            # A joint model prints its own per-task table; Lightning's would repeat every task per loader.
+            verbose = not callable(getattr(self.model, "print_task_table", None))
+            self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=best or None, verbose=verbose)
+            test_metrics = {k: float(v) for k, v in self.trainer.callback_metrics.items() if "test" in k}
+        folder = self.trainer.log_dir
+        if folder and self.trainer.is_global_zero:
+            path = write_run_card(
+                Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
+                tested_checkpoint=best or None, selection=selection, test_metrics=test_metrics,
+            )  # fmt: skip
+            rank_zero_info(f"Run card: {path}")
+
+
+class LearningRateLog(LearningRateMonitor):
+    """Lightning's learning-rate logging, silent when the run has no logger (`--trainer.logger false`)
+    instead of stopping the run."""
+
+    def on_train_start(self, trainer: Trainer, *args: Any, **kwargs: Any) -> None:
+        if trainer.loggers:
+            super().on_train_start(trainer, *args, **kwargs)
+
+    def on_train_batch_start(self, trainer: Trainer, *args: Any, **kwargs: Any) -> None:
+        if trainer.loggers:
+            super().on_train_batch_start(trainer, *args, **kwargs)
+
+    def on_train_epoch_start(self, trainer: Trainer, *args: Any, **kwargs: Any) -> None:
+        if trainer.loggers:
+            super().on_train_epoch_start(trainer, *args, **kwargs)
 
 
 def trainer_defaults() -> dict[str, object]:
-    """Rich progress, the best (by validation loss) checkpoint, learning-rate logging, RNG states in every
-    checkpoint. last.ckpt is written by the `checkpoint` (ResumeCheckpoint) callback, mid-epoch too."""
+    """Rich progress, the best checkpoint by the task's own `selection_metric`, learning-rate logging, RNG
+    states in every checkpoint. last.ckpt is written by the `checkpoint` (ResumeCheckpoint) callback,
+    mid-epoch too."""
     return {
         "callbacks": [
-            ModelCheckpoint(monitor="val/loss", mode="min", save_last=False, filename="best-{epoch}-{step}"),
-            LearningRateMonitor(logging_interval="step"),
+            BestCheckpoint(),
+            LearningRateLog(logging_interval="step"),
             ResumeState(),
         ],
         "default_root_dir": "runs",
     }
 
 
-def run_lightning(args: list[str]) -> None:
-    TabrasaCLI(
-        TokenTask,
-        TabrasaDataModule,
+SUBCOMMANDS = ("fit", "validate", "test", "predict")
+
+
+def build_cli(
+    args: list[str],
+    *,
+    run: bool = True,
+    trainer_defaults_override: dict[str, Any] | None = None,
+    save_config: bool = True,
+) -> TabrasaCLI:
+    """The one way tabrasa builds its LightningCLI: the `tabrasa` command, the benchmarks and the tests all
+    call this, so they parse, link and default exactly alike.
+
+    run=False builds model, data module and trainer without running a subcommand (benchmarks, tests).
+    trainer_defaults_override replaces keys of `trainer_defaults()` (e.g. no callbacks for quiet runs).
+    save_config=False skips writing config.yaml into the run folder.
+    """
+    if not run and args and args[0] in SUBCOMMANDS:
+        args = args[1:]  # without a subcommand to run, the parser takes no subcommand name
+    # `tabrasa` passes its own argv as `args`, which LightningCLI warns about when sys.argv is also set.
+    warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
+    defaults = {**trainer_defaults(), **(trainer_defaults_override or {})}
+    extra: dict[str, Any] = {} if save_config else {"save_config_callback": None}
+    # Any LightningModule / LightningDataModule: single-task (TokenTask + a TabrasaDataModule) and joint
+    # (JointTask + JointDataModule) runs are both `class_path` choices of the same command.
+    return TabrasaCLI(
+        pl.LightningModule,
+        pl.LightningDataModule,
         subclass_mode_model=True,
         subclass_mode_data=True,
         seed_everything_default=0,
-        trainer_defaults=trainer_defaults(),
+        trainer_defaults=defaults,
         save_config_kwargs={"overwrite": True},
         auto_configure_optimizers=False,
+        # Parse errors raise instead of printing the whole usage and exiting: `main` prints them as one
+        # line (and the original UserError, when a class raised one while the config was validated).
+        parser_kwargs={"exit_on_error": False, **{name: {"exit_on_error": False} for name in SUBCOMMANDS}},
         args=args,
+        run=run,
+        **extra,
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else list(argv)
+def run_lightning(args: list[str]) -> None:
+    build_cli(args)
+
+
+def dispatch(args: list[str]) -> int:
     if args and args[0] == "convert":
         from tabrasa.pretrained.convert_cli import main as convert_main
 
@@ -109,8 +214,52 @@ def main(argv: list[str] | None = None) -> int:
         from tabrasa.data.prepare_cli import main as data_main
 
         return data_main(args[1:])
+    if args and args[0] == "inspect":
+        from tabrasa.inspect.cli import main as inspect_main
+
+        return inspect_main(args[1:])
+    if args and args[0] == "predict-files":
+        from tabrasa.deploy.cli import predict_files_main
+
+        return predict_files_main(args[1:])
+    if args and args[0] == "export":
+        from tabrasa.deploy.cli import export_main
+
+        return export_main(args[1:])
     run_lightning(args)
     return 0
+
+
+def user_error_in(error: BaseException) -> UserError | None:
+    """The UserError behind an exception, if any: jsonargparse and Lightning wrap errors raised while
+    classes are built (as the cause or the context), and the user should read the original message."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UserError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `tabrasa` command. A user's mistake (a `UserError`: bad input, bad setting, missing file) ends it
+    with that one-line message and exit status 2; TABRASA_TRACEBACK=1 shows the traceback as well. Any other
+    exception is an internal error and keeps its traceback."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return dispatch(args)
+    except Exception as error:
+        mistake = user_error_in(error)
+        if os.environ.get("TABRASA_TRACEBACK") == "1" or (
+            mistake is None and not isinstance(error, ArgumentError)
+        ):
+            raise
+        message = str(mistake if mistake is not None else error).strip()
+        hint = "run with --help for the options" if mistake is None else "set TABRASA_TRACEBACK=1 for details"
+        sys.stderr.write(f"tabrasa: error: {message}\n({hint})\n")
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""The command line: every shipped config parses and runs on tiny data, and fit → test → predict works."""
+"""The command line: every shipped config builds and trains a step, `fit` tests the checkpoint it says it
+tests, and a user's mistake ends the command with one line and exit status 2."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -10,21 +12,38 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tabrasa.cli import main
+from tabrasa.backbone import Encoder, SequenceCNN, SequenceLSTM
+from tabrasa.cli import build_cli
+from tabrasa.training import ResumeCheckpoint, best_checkpoint_callback, load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_CONFIGS = sorted(
-    p for p in (ROOT / "configs").rglob("*.yaml") if "model" in (yaml.safe_load(p.read_text()) or {})
+    p
+    for p in (ROOT / "configs").rglob("*.yaml")
+    if "model" in (yaml.safe_load(p.read_text()) or {})
+    and "joint" not in p.parts
+    and "pretrain" not in p.parts
 )
+
+
+def cli_env(cache_dir: Path) -> dict[str, str]:
+    return {**os.environ, "TABRASA_CACHE": str(cache_dir)}
+
+
+def tabrasa(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tabrasa.cli", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
 
 
 def test_configs_exist() -> None:
     assert ROOT / "configs" / "text" / "imdb.yaml" in TASK_CONFIGS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", TASK_CONFIGS, ids=lambda p: str(p.relative_to(ROOT / "configs")))
-def test_every_config_runs_one_step_on_tiny_data(config: Path, cache_dir: Path, tmp_path: Path) -> None:
-    main(
+def test_every_config_trains_a_step_on_tiny_data(config: Path, cache_dir: Path, tmp_path: Path) -> None:
+    cli = build_cli(
         [
             "fit",
             "--config", str(config),
@@ -32,9 +51,45 @@ def test_every_config_runs_one_step_on_tiny_data(config: Path, cache_dir: Path, 
             "--trainer.enable_progress_bar", "false",
             "--trainer.default_root_dir", str(tmp_path),
             "--data.limit", "16",
-            "--data.num_workers", "0",
-        ]
+            "--data.loader.num_workers", "0",
+        ],
+        save_config=False,
     )  # fmt: skip
+    expected = yaml.safe_load(config.read_text())["model"]["class_path"].rsplit(".", 1)[-1]
+    assert type(cli.model).__name__ == expected
+    loss = float(cli.trainer.callback_metrics["train/loss"])
+    assert math.isfinite(loss) and loss > 0
+
+
+@pytest.mark.slow
+def test_fit_tests_the_best_checkpoint_by_validation_accuracy(cache_dir: Path, tmp_path: Path) -> None:
+    """The bug: `trainer.checkpoint_callback` is the first ModelCheckpoint, the writer of last.ckpt, so
+    `fit` tested the last weights while saying "best". Now the monitored callback's file is tested."""
+    cli = build_cli(
+        [
+            "fit",
+            "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
+            "--data.limit", "64",
+            "--data.loader.batch_size", "16",
+            "--trainer.max_epochs", "3",
+            "--trainer.logger.init_args.save_dir", str(tmp_path),
+            "--trainer.enable_progress_bar", "false",
+        ],
+        save_config=False,
+    )  # fmt: skip
+    trainer = cli.trainer
+    assert isinstance(trainer.checkpoint_callback, ResumeCheckpoint)  # what the old code read
+    best = best_checkpoint_callback(trainer)
+    assert best is not None and best.monitor == "val/acc" and best.mode == "max"
+    assert trainer.ckpt_path == best.best_model_path and Path(best.best_model_path).name.startswith("best-")
+    # The tested weights are the best file's, not the last epoch's (they differ after 3 epochs).
+    saved = load_checkpoint(best.best_model_path)["state_dict"]
+    last = load_checkpoint(Path(best.best_model_path).with_name("last.ckpt"))["state_dict"]
+    tested = cli.model.state_dict()
+    key = "head.fc.weight"
+    assert (tested[key] == saved[key]).all()
+    if best.best_model_path and int(saved["head.fc.weight"].sum() != last["head.fc.weight"].sum()):
+        assert not (tested[key] == last[key]).all()
 
 
 @pytest.mark.slow
@@ -42,30 +97,23 @@ def test_fit_test_predict_end_to_end(cache_dir: Path, tmp_path: Path) -> None:
     common = [
         "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
         "--data.limit", "48",
-        "--data.batch_size", "16",
+        "--data.loader.batch_size", "16",
         "--trainer.logger.init_args.save_dir", str(tmp_path),
         "--trainer.enable_progress_bar", "false",
     ]  # fmt: skip
-    env = {**os.environ, "TABRASA_CACHE": str(cache_dir)}
-
-    def tabrasa(*args: str) -> str:
-        out = subprocess.run(
-            [sys.executable, "-m", "tabrasa.cli", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        assert out.returncode == 0, out.stderr[-3000:]
-        return out.stdout + out.stderr
-
-    tabrasa("fit", *common, "--trainer.max_epochs", "1")
+    env = cli_env(cache_dir)
+    fit = tabrasa(["fit", *common, "--trainer.max_epochs", "1"], tmp_path, env)
+    assert fit.returncode == 0, fit.stderr[-3000:]
+    assert "Testing the best checkpoint by val/acc" in fit.stdout + fit.stderr
     checkpoints = sorted((tmp_path / "imdb").glob("version_*/checkpoints/*.ckpt"))
     assert {p.name for p in checkpoints} >= {"last.ckpt"}, checkpoints
+    assert any(p.name.startswith("best-") for p in checkpoints)
     assert (tmp_path / "imdb" / "version_0" / "metrics.csv").exists()
-    tested = tabrasa("test", *common, "--ckpt_path", str(checkpoints[-1]))
-    assert "test/acc" in tested and "test/f1" in tested
-    tabrasa("predict", *common, "--ckpt_path", str(checkpoints[-1]))
+    tested = tabrasa(["test", *common, "--ckpt_path", str(checkpoints[-1])], tmp_path, env)
+    assert tested.returncode == 0, tested.stderr[-3000:]
+    assert "test/acc" in tested.stdout and "test/f1" in tested.stdout
+    predicted = tabrasa(["predict", *common, "--ckpt_path", str(checkpoints[-1])], tmp_path, env)
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
 
 
 def test_print_config_shows_linked_model_and_data() -> None:
@@ -81,16 +129,53 @@ def test_print_config_shows_linked_model_and_data() -> None:
     assert config["data"]["class_path"] == "tabrasa.data.IMDBDataModule"
 
 
-@pytest.mark.parametrize("baseline", ["sequence_cnn", "sequence_lstm"])
-def test_a_baseline_backbone_swaps_in_from_yaml(baseline: str, cache_dir: Path, tmp_path: Path) -> None:
-    main(
+@pytest.mark.parametrize(
+    ("baseline", "kind"), [("sequence_cnn", SequenceCNN), ("sequence_lstm", SequenceLSTM), ("small", Encoder)]
+)
+def test_a_baseline_backbone_swaps_in_from_yaml(
+    baseline: str, kind: type, cache_dir: Path, tmp_path: Path
+) -> None:
+    cli = build_cli(
         [
             "fit",
             "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
             "--model.init_args.backbone", str(ROOT / "configs" / "backbone" / f"{baseline}.yaml"),
-            "--trainer.fast_dev_run", "true",
-            "--trainer.enable_progress_bar", "false",
             "--trainer.default_root_dir", str(tmp_path),
             "--data.limit", "16",
-        ]
+        ],
+        run=False,
+        save_config=False,
     )  # fmt: skip
+    assert type(cli.model.backbone) is kind
+
+
+def test_a_single_class_csv_is_one_line_and_exit_status_2(cache_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "one_class.csv"
+    data.write_text("text,label\n" + "".join(f"review number {i},good\n" for i in range(30)))
+    args = [
+        "fit",
+        "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
+        "--data", str(ROOT / "configs" / "user" / "text_csv.yaml"),
+        "--data.train_path", str(data),
+        "--trainer.default_root_dir", str(tmp_path),
+        "--trainer.logger", "false",
+    ]  # fmt: skip
+    env = cli_env(cache_dir)
+    out = tabrasa(args, tmp_path, env)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "at least 2 classes" in out.stderr and "Traceback" not in out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.startswith("tabrasa: error:")]) == 1
+    debug = tabrasa(args, tmp_path, {**env, "TABRASA_TRACEBACK": "1"})
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path) -> None:
+    out = tabrasa(
+        ["fit", "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
+         "--model.init_args.optimizer.warmup_fraction", "1.5", "--trainer.logger", "false"],
+        tmp_path,
+        dict(os.environ),
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "warmup_fraction=1.5" in out.stderr and "Traceback" not in out.stderr
+    assert "usage:" not in out.stderr  # not the parser's whole usage text

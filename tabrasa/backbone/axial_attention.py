@@ -16,8 +16,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tabrasa.backbone.masking import AttentionMask, TokenGrid
-from tabrasa.backbone.sdpa_dispatch import attention
+from tabrasa.backbone.masking import AttentionMask
+from tabrasa.backbone.sdpa import attend, attend_explicit
+from tabrasa.backbone.tokens import TokenGrid
 
 
 class AxialAttention(nn.Module):
@@ -29,6 +30,23 @@ class AxialAttention(nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask) -> torch.Tensor:
         # q, k, v: (B, H, N, hd) → (B, H, N, hd)
+        return self._mix(q, k, v, mask, explicit=False)[0]
+
+    def forward_with_weights(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`forward` through explicit softmaxes, also returning the effective weights (B, H, N, N).
+
+        Grid token (r, c) gives a_col(r→r') · a_row((r', c)→c') to value (r', c'), and to a prefix value p
+        a_col(r→p) + Σ_r' a_col(r→r') · a_row((r', c)→p): the two passes multiplied out.
+        """
+        out, weights = self._mix(q, k, v, mask, explicit=True)
+        assert weights is not None  # explicit=True always computes them
+        return out, weights
+
+    def _mix(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask, explicit: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         B, H, N, hd = q.shape
         grid = _check_grid(mask, N)
         P, R, C = grid.prefix, grid.height, grid.width
@@ -40,15 +58,23 @@ class AxialAttention(nn.Module):
             col_ok = torch.cat((prefix_ok.expand(B, C, P), grid_ok.transpose(1, 2)), dim=-1)  # (B, C, P+R)
         kp, vp = k[:, :, :P], v[:, :, :P]  # prefix keys and values (B, H, P, hd)
         qg, kg, vg = (t[:, :, P:].view(B, H, R, C, hd) for t in (q, k, v))
-        rows = self._pass(qg, kg, vg, kp, vp, row_ok)  # (B, H, R, C, hd)
+        rows, a_row = self._pass(qg, kg, vg, kp, vp, row_ok, explicit)  # (B, H, R, C, hd)
         # The column pass is the row pass on the transposed grid, mixing the row outputs.
-        cols = self._pass(qg.transpose(2, 3), kg.transpose(2, 3), rows.transpose(2, 3), kp, vp, col_ok)
+        qt, kt, rt = qg.transpose(2, 3), kg.transpose(2, 3), rows.transpose(2, 3)
+        cols, a_col = self._pass(qt, kt, rt, kp, vp, col_ok, explicit)
         out = cols.transpose(2, 3).reshape(B, H, R * C, hd)
+        weights = None
+        if a_row is not None and a_col is not None:
+            weights = _chain(a_row, a_col.transpose(2, 3), P)  # (B, H, R*C, N)
         if P == 0:
-            return out
+            return out, weights
         allowed = None if valid is None else valid[:, None, None, :]  # (B, 1, 1, N)
-        head = attention(q[:, :, :P], k, v, attn_mask=allowed, dropout_p=self._p())
-        return torch.cat((head, out), dim=2)
+        if weights is None:
+            head = attend(q[:, :, :P], k, v, allowed=allowed, dropout=self._p())
+            return torch.cat((head, out), dim=2), None
+        # Prefix queries attend to every token: their weights are the plain softmax rows (B, H, P, N).
+        head, head_weights = attend_explicit(q[:, :, :P], k, v, allowed=allowed, dropout=self._p())
+        return torch.cat((head, out), dim=2), torch.cat((head_weights, weights), dim=2)
 
     def _p(self) -> float:
         return self.dropout if self.training else 0.0
@@ -61,10 +87,12 @@ class AxialAttention(nn.Module):
         kp: torch.Tensor,
         vp: torch.Tensor,
         key_ok: torch.Tensor | None,
-    ) -> torch.Tensor:
+        explicit: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attention within each row of (B, H, R, C, hd), each row also seeing the P prefix tokens.
 
-        key_ok: (B, R, P+C), True at real keys, or None when every key is real.
+        key_ok: (B, R, P+C), True at real keys, or None when every key is real. explicit: also return the
+        weights (B, H, R, C, P+C) over each row's prefix then row keys.
         """
         B, H, R, C, hd = q.shape
         P = kp.shape[2]
@@ -77,8 +105,25 @@ class AxialAttention(nn.Module):
             # A query sees itself even when padded, so no softmax row is empty (NaN); see masking.py.
             own = F.pad(torch.eye(C, dtype=torch.bool, device=q.device), (P, 0))  # (C, P+C)
             allowed = key_ok.reshape(B * R, 1, 1, P + C) | own  # (B*R, 1, C, P+C)
-        out = attention(q, k, v, attn_mask=allowed, dropout_p=self._p())
-        return out.view(B, R, H, C, hd).transpose(1, 2)  # (B, H, R, C, hd)
+        weights = None
+        if explicit:
+            out, weights = attend_explicit(q, k, v, allowed=allowed, dropout=self._p())
+            weights = weights.view(B, R, H, C, P + C).transpose(1, 2)  # (B, H, R, C, P+C)
+        else:
+            out = attend(q, k, v, allowed=allowed, dropout=self._p())
+        return out.view(B, R, H, C, hd).transpose(1, 2), weights  # (B, H, R, C, hd)
+
+
+def _chain(a_row: torch.Tensor, a_col: torch.Tensor, prefix_tokens: int) -> torch.Tensor:
+    """Row-pass weights (B, H, R, C, P+C) and column-pass weights (B, H, R, C, P+R), both indexed by the
+    query (r, c), multiplied out into the weights on the N = P + R·C input values: (B, H, R·C, N)."""
+    B, H, R, C, _ = a_row.shape
+    P = prefix_tokens
+    # grid[b, h, r, c, r', c'] = a_col(r→r') at column c · a_row(c→c') at row r'
+    grid = torch.einsum("bhrcs,bhscd->bhrcsd", a_col[..., P:], a_row[..., P:]).reshape(B, H, R * C, R * C)
+    # The prefix reaches (r, c) directly in the column pass and through every row output it mixes.
+    prefix = a_col[..., :P] + torch.einsum("bhrcs,bhscp->bhrcp", a_col[..., P:], a_row[..., :P])
+    return torch.cat((prefix.reshape(B, H, R * C, P), grid), dim=-1)
 
 
 def _check_grid(mask: AttentionMask, n: int) -> TokenGrid:

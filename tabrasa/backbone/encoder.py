@@ -6,6 +6,8 @@ It knows nothing of modalities. Tokenizer embedders turn text, patches, frames o
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
@@ -13,11 +15,14 @@ from torch.utils.checkpoint import checkpoint
 from tabrasa.backbone.attention import MultiHeadAttention
 from tabrasa.backbone.block import Block
 from tabrasa.backbone.config import EncoderConfig
-from tabrasa.backbone.masking import AttentionMask, TokenGrid
+from tabrasa.backbone.layer_scale import LayerScale
+from tabrasa.backbone.masking import AttentionMask
 from tabrasa.backbone.mixers import make_mixer
 from tabrasa.backbone.mlp import Mlp
 from tabrasa.backbone.norm import make_norm
 from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, SinusoidalPositions
+from tabrasa.backbone.registers import prepend_registers
+from tabrasa.backbone.tokens import TokenGrid
 
 
 class Encoder(nn.Module):
@@ -25,8 +30,10 @@ class Encoder(nn.Module):
     (None = all real) → (B, N, D). Outputs at padding positions are zero.
 
     State-dict names are the checkpoint format and stay stable:
-    positions.weight, norm_in.*, blocks.{i}.norm1.*, blocks.{i}.attn.qkv.*, blocks.{i}.attn.proj.*,
-    blocks.{i}.norm2.*, blocks.{i}.mlp.fc1.*, blocks.{i}.mlp.fc2.*, norm.*
+    positions.weight, register_tokens, norm_in.*, blocks.{i}.norm1.*, blocks.{i}.attn.qkv.*,
+    blocks.{i}.attn.q_norm.*, blocks.{i}.attn.k_norm.*, blocks.{i}.attn.proj.*, blocks.{i}.ls1.gamma,
+    blocks.{i}.norm2.*, blocks.{i}.mlp.fc1.*, blocks.{i}.mlp.fc2.*, blocks.{i}.ls2.gamma, norm.*
+    (register_tokens, q_norm, k_norm, ls1, ls2 only when their option is on).
     """
 
     def __init__(self, config: EncoderConfig) -> None:
@@ -44,6 +51,10 @@ class Encoder(nn.Module):
             self.positions = SinusoidalPositions(c.max_len, c.dim)
         elif c.positions == "rotary":
             self.rotary = RotaryPositions(c.head_dim, c.max_len, c.rotary_base)
+        self.register_tokens: nn.Parameter | None = None
+        if c.register_tokens:
+            # DINOv2 and timm initialise registers as N(0, 1e-6).
+            self.register_tokens = nn.Parameter(torch.randn(1, c.register_tokens, c.dim) * 1e-6)
         self.norm_in = make_norm(c.norm, c.dim, c.norm_eps, c.bias) if c.input_norm else nn.Identity()
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(self._make_block() for _ in range(c.depth))
@@ -52,34 +63,84 @@ class Encoder(nn.Module):
 
     def _make_block(self) -> Block:
         c = self.config
-        attn = MultiHeadAttention(c.dim, c.heads, make_mixer(c), bias=c.bias, rotary=self.rotary)
-        mlp = Mlp(c.dim, c.mlp_dim, c.activation, c.dropout, c.bias)
+        attn = MultiHeadAttention(
+            c.dim,
+            c.heads,
+            make_mixer(c),
+            bias=c.bias,
+            qkv_bias=c.qkv_bias,
+            q_norm=make_norm(c.norm, c.head_dim, c.norm_eps, c.bias) if c.qk_norm else None,
+            k_norm=make_norm(c.norm, c.head_dim, c.norm_eps, c.bias) if c.qk_norm else None,
+        )
+        scale = c.layer_scale_init
         return Block(
             attn,
-            mlp,
+            Mlp(c.dim, c.mlp_dim, c.activation, c.dropout, c.bias),
             make_norm(c.norm, c.dim, c.norm_eps, c.bias),
             make_norm(c.norm, c.dim, c.norm_eps, c.bias),
             c.norm_placement,
             c.dropout,
+            ls1=None if scale is None else LayerScale(c.dim, scale),
+            ls2=None if scale is None else LayerScale(c.dim, scale),
         )
 
+    @overload
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
-    ) -> torch.Tensor:
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        grid: TokenGrid | None = None,
+        return_attention: Literal[False] = False,
+    ) -> torch.Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        grid: TokenGrid | None = None,
+        return_attention: Literal[True],
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]: ...
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        grid: TokenGrid | None = None,
+        return_attention: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
+        """return_attention: also return each block's attention weights, a list of `depth` tensors
+        (B, H, R+N, R+N) over the R register tokens then the N input tokens, computed by each mixer's
+        explicit path (O(N²) memory, for inspection); the outputs equal the fused path's."""
         self._check_inputs(x, mask)
+        N, R = x.shape[1], self.config.register_tokens
         if self.positions is not None:
             x = self.positions(x)
+        rotation = None if self.rotary is None else self.rotary(N, unrotated=R)  # tables (R+N, hd)
+        inner_mask = mask
+        if self.register_tokens is not None:
+            x, inner_mask, grid = prepend_registers(self.register_tokens, x, mask, grid)  # (B, R+N, D)
         x = self.drop(self.norm_in(x))
-        attn_mask = AttentionMask.build(mask, self.config.causal, grid)
+        attn_mask = AttentionMask.build(inner_mask, self.config.causal, grid)
+        record: list[torch.Tensor] | None = [] if return_attention else None
         for block in self.blocks:
-            if self.config.checkpointing and self.training and torch.is_grad_enabled():
-                x = checkpoint(block, x, attn_mask, use_reentrant=False)
+            if self.config.checkpointing and self.training and torch.is_grad_enabled() and record is None:
+                x = checkpoint(block, x, attn_mask, rotation, use_reentrant=False)
             else:
-                x = block(x, attn_mask)
-        x = self.norm(x)
+                x = block(x, attn_mask, rotation, record)
+        x = self.norm(x[:, R:])  # (B, N, D): registers leave here
         if mask is not None:
             x = x.masked_fill(~mask[..., None], 0.0)
-        return x
+        return x if record is None else (x, record)
+
+    def no_weight_decay(self) -> set[str]:
+        """Parameters that are embeddings rather than maps, so weight decay would only shrink them toward
+        zero (timm's `no_weight_decay`): the position table and the register tokens."""
+        names = dict(self.named_parameters())
+        return {name for name in ("positions.weight", "register_tokens") if name in names}
 
     def _check_inputs(self, x: torch.Tensor, mask: torch.Tensor | None) -> None:
         if x.ndim != 3 or x.shape[-1] != self.dim:

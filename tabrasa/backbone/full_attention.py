@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.masking import AttentionMask
+from tabrasa.backbone.sdpa import attend, attend_explicit
 
 
 class FullAttention(nn.Module):
@@ -18,11 +18,24 @@ class FullAttention(nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask) -> torch.Tensor:
         # q, k, v: (B, H, N, hd) → (B, H, N, hd)
-        return F.scaled_dot_product_attention(
+        return attend(
             q,
             k,
             v,
-            attn_mask=mask.sdpa_mask(q.shape[-2], q.device),
-            dropout_p=self.dropout if self.training else 0.0,
-            is_causal=mask.sdpa_is_causal,
+            allowed=mask.sdpa_mask(q.shape[-2], q.device),
+            dropout=self.dropout if self.training else 0.0,
+            causal=mask.sdpa_is_causal,
+        )
+
+    def forward_with_weights(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`forward` through the explicit softmax, also returning the weights (B, H, N, N)."""
+        return attend_explicit(
+            q,
+            k,
+            v,
+            allowed=mask.sdpa_mask(q.shape[-2], q.device),
+            dropout=self.dropout if self.training else 0.0,
+            causal=mask.sdpa_is_causal,
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tabrasa.backbone.masking import TokenGrid
+from tabrasa.backbone.tokens import TokenGrid
 
 
 class ResidualConv2d(nn.Module):

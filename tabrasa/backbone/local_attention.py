@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.masking import AttentionMask
-from tabrasa.backbone.sdpa_dispatch import attention
+from tabrasa.backbone.sdpa import attend, attend_explicit
 
 
 class LocalAttention(nn.Module):
@@ -43,8 +43,23 @@ class LocalAttention(nn.Module):
         query_pos = torch.arange(g, device=q.device)[:, None]
         key_pos = torch.arange(N, device=q.device)[None, :]
         allowed = _allowed(valid[:, None, None, :], query_pos, key_pos, mask.causal)  # (B, 1, g, N)
-        head = attention(q[:, :, :g], k, v, attn_mask=allowed, dropout_p=self._p())
+        head = attend(q[:, :, :g], k, v, allowed=allowed, dropout=self._p())
         return torch.cat((head, out[:, :, g:]), dim=2)
+
+    def forward_with_weights(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`forward` with the band written out as one dense (N, N) mask, also returning the weights
+        (B, H, N, N): O(N²), for inspecting short inputs. The same rules as the blockwise path: global
+        tokens see and are seen by every token, a query always sees itself."""
+        B, _, N, _ = q.shape
+        valid = mask.key_mask if mask.key_mask is not None else q.new_ones(B, N, dtype=torch.bool)
+        pos = torch.arange(N, device=q.device)
+        g = min(self.global_tokens, N)
+        near = (pos[:, None] - pos[None, :]).abs() <= self.window  # (N, N)
+        near = near | (pos[:, None] < g) | (pos[None, :] < g)
+        allowed = _allowed(valid[:, None, None, :] & near, pos[:, None], pos[None, :], mask.causal)
+        return attend_explicit(q, k, v, allowed=allowed, dropout=self._p())  # allowed: (B, 1, N, N)
 
     def _p(self) -> float:
         return self.dropout if self.training else 0.0
@@ -72,12 +87,12 @@ class LocalAttention(nn.Module):
             allowed = torch.cat((global_ok.expand(B, nb, w, g), allowed), dim=-1)  # (B, nb, w, g+3w)
             kb = torch.cat((k[:, None, :, :g].expand(B, nb, H, g, hd), kb), dim=3)  # (B, nb, H, g+3w, hd)
             vb = torch.cat((v[:, None, :, :g].expand(B, nb, H, g, hd), vb), dim=3)
-        out = attention(
+        out = attend(
             qb.reshape(B * nb, H, w, hd),
             kb.reshape(B * nb, H, -1, hd),
             vb.reshape(B * nb, H, -1, hd),
-            attn_mask=allowed.reshape(B * nb, 1, w, -1),
-            dropout_p=self._p(),
+            allowed=allowed.reshape(B * nb, 1, w, -1),
+            dropout=self._p(),
         )  # (B*nb, H, w, hd)
         return out.view(B, nb, H, w, hd).transpose(1, 2).reshape(B, H, nb * w, hd)[:, :, :N]
 

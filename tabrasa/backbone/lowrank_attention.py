@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from tabrasa.backbone.masking import AttentionMask
-from tabrasa.backbone.sdpa_dispatch import attention
+from tabrasa.backbone.sdpa import attend, attend_explicit
 
 
 class LowRankAttention(nn.Module):
@@ -24,7 +24,6 @@ class LowRankAttention(nn.Module):
 
     def __init__(self, max_len: int, rank: int, dropout: float = 0.0) -> None:
         super().__init__()
-        self.max_len = max_len
         self.rank = rank
         self.dropout = dropout
         self.key_proj = nn.Parameter(torch.empty(rank, max_len))
@@ -38,12 +37,34 @@ class LowRankAttention(nn.Module):
 
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask) -> torch.Tensor:
         # q, k, v: (B, H, N, hd) → (B, H, N, hd)
-        N = k.shape[-2]
-        if self.max_len < N:
+        k_low, v_low, _ = self._project(k, v, mask)
+        return attend(q, k_low, v_low, dropout=self.dropout if self.training else 0.0)
+
+    def forward_with_weights(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`forward`, also returning the effective weights (B, H, N, N) on the N input values.
+
+        softmax(Q (E K)ᵀ/√d) · F V = (A F) V with A the (N, rank) softmax, so A F is what each token applies
+        to the values. Its rows need not sum to 1 and may be negative: F mixes before, not after, the softmax.
+        """
+        k_low, v_low, F_ = self._project(k, v, mask)
+        out, low = attend_explicit(q, k_low, v_low, dropout=self.dropout if self.training else 0.0)
+        weights = low @ F_  # (B, H, N, rank) @ (rank, N) → (B, H, N, N)
+        if mask.key_mask is not None:  # padded values were zeroed, so they receive nothing
+            weights = weights.masked_fill(~mask.key_mask[:, None, None, :], 0.0)
+        return out, weights
+
+    def _project(
+        self, k: torch.Tensor, v: torch.Tensor, mask: AttentionMask
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Keys and values projected along the sequence: (B, H, rank, hd) each, and F's first N columns."""
+        N, max_len = k.shape[-2], self.key_proj.shape[1]
+        if max_len < N:
             raise ValueError(
-                f"lowrank attention got {N} tokens but its projections hold attention.max_len={self.max_len} "
-                f"rows; raise attention.max_len (a new model), truncate the input in its tokenizer, or use "
-                f"kind: local for long inputs"
+                f"lowrank attention got {N} tokens but its projections span {max_len} (EncoderConfig."
+                f"max_len plus register tokens); raise max_len (a new model), truncate the input in its "
+                f"tokenizer, or use kind: local for long inputs"
             )
         if mask.causal:
             raise ValueError(
@@ -55,5 +76,4 @@ class LowRankAttention(nn.Module):
             k, v = k.masked_fill(~real, 0.0), v.masked_fill(~real, 0.0)
         E = self.key_proj[:, :N].to(k.dtype)
         F_ = self.value_proj[:, :N].to(v.dtype)
-        k_low, v_low = E @ k, F_ @ v  # (B, H, rank, hd)
-        return attention(q, k_low, v_low, dropout_p=self.dropout if self.training else 0.0)
+        return E @ k, F_ @ v, F_  # (B, H, rank, hd) twice, (rank, N)

@@ -10,22 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-
-@dataclass(frozen=True)
-class TokenGrid:
-    """Tokens `prefix:` form a row-major grid of `height` × `width` (image patches, spectrogram patches).
-
-    The first `prefix` tokens (CLS, distillation, registers) sit outside the grid. Grid-aware layers (axial
-    attention, CNN baselines) use this; plain attention ignores it.
-    """
-
-    height: int
-    width: int
-    prefix: int = 0
-
-    @property
-    def size(self) -> int:
-        return self.height * self.width
+from tabrasa.backbone.tokens import TokenGrid
 
 
 @dataclass

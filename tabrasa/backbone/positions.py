@@ -6,6 +6,7 @@ Without any of them attention is permutation-equivariant: it sees a set, not a s
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -49,38 +50,58 @@ class SinusoidalPositions(nn.Module):
 
     def __init__(self, max_len: int, dim: int, base: float = 10000.0) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.table: torch.Tensor
         self.register_buffer("table", sinusoid_table(max_len, dim, base), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = x.shape[1]
-        _check_length(n, self.max_len, "sinusoidal")
+        _check_length(n, self.table.shape[0], "sinusoidal")
         return x + self.table[:n].to(x.dtype)
 
 
 class RotaryPositions(nn.Module):
-    """Rotates query and key channel pairs by position-dependent angles, so q·k depends on offsets.
+    """Tables for rotating query and key channel pairs by position-dependent angles, so q·k depends only on
+    the offset between tokens (RoFormer, Su et al. 2021).
 
-    Uses the half-split pairing (channel i with i + d/2) of GPT-NeoX, ESM-2 and Hugging Face.
-    One instance is shared by every attention layer; its tables are buffers, never saved.
+    Uses the half-split pairing (channel i with i + d/2) of GPT-NeoX, ESM-2 and Hugging Face. The encoder
+    owns one instance (non-persistent buffers: moved with the model, never saved), slices the tables once
+    per forward pass and passes them to every attention layer.
     """
 
     def __init__(self, head_dim: int, max_len: int, base: float = 10000.0) -> None:
         super().__init__()
-        self.max_len = max_len
         inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
         angles = torch.outer(torch.arange(max_len, dtype=torch.float32), inv_freq)  # (L, hd/2)
         angles = torch.cat((angles, angles), dim=-1)  # (L, hd)
+        self.cos: torch.Tensor
+        self.sin: torch.Tensor
         self.register_buffer("cos", angles.cos(), persistent=False)
         self.register_buffer("sin", angles.sin(), persistent=False)
 
-    @staticmethod
-    def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-        a, b = x.chunk(2, dim=-1)
-        return torch.cat((-b, a), dim=-1)
+    def forward(self, n: int, unrotated: int = 0) -> Rotation:
+        """Tables for `unrotated` leading tokens without a position (registers) then n positioned ones."""
+        _check_length(n, self.cos.shape[0], "rotary")
+        cos, sin = self.cos[:n], self.sin[:n]  # (n, hd)
+        if unrotated:
+            # cos 1, sin 0 is the identity rotation: those tokens carry no position.
+            cos = torch.cat((cos.new_ones(unrotated, cos.shape[1]), cos))
+            sin = torch.cat((sin.new_zeros(unrotated, sin.shape[1]), sin))
+        return Rotation(cos, sin)
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        n = q.shape[-2]  # q, k: (B, H, N, hd)
-        _check_length(n, self.max_len, "rotary")
-        cos, sin = self.cos[:n].to(q.dtype), self.sin[:n].to(q.dtype)
-        return q * cos + self._rotate_half(q) * sin, k * cos + self._rotate_half(k) * sin
+
+@dataclass(frozen=True)
+class Rotation:
+    """Rotary tables for one batch: cos and sin, each (N, hd)."""
+
+    cos: torch.Tensor
+    sin: torch.Tensor
+
+    def __call__(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # q, k: (B, H, N, hd)
+        cos, sin = self.cos.to(q.dtype), self.sin.to(q.dtype)
+        return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)

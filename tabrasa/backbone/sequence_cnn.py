@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tabrasa.backbone.masking import TokenGrid
+from tabrasa.backbone.tokens import TokenGrid
 
 
 class ResidualConv1d(nn.Module):

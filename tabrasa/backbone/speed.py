@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 from torch import nn
@@ -33,8 +33,8 @@ def autocast(precision: Precision, device: str | torch.device = "cpu") -> Iterat
     optimizer's copy) in fp32, as Lightning's precision="bf16-mixed" does. bf16 has fp32's exponent range,
     so unlike fp16 it needs no loss scaling. Use it around the forward pass only; backward follows it.
     """
-    if precision not in ("fp32", "bf16"):
-        raise ValueError(f"precision={precision!r} is not known; choose fp32 or bf16")
+    if precision not in get_args(Precision):
+        raise ValueError(f"precision={precision!r} is not known; choose {' or '.join(get_args(Precision))}")
     if precision == "fp32":
         yield
         return

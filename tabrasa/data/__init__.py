@@ -6,6 +6,7 @@ from tabrasa.data.folders import AudioFolderDataModule, ImageFolderDataModule
 from tabrasa.data.hub import HubAudioDataModule, HubImageDataModule, HubProteinDataModule, HubTextDataModule
 from tabrasa.data.image_classification import ImageClassificationDataModule
 from tabrasa.data.imdb import IMDBDataModule
+from tabrasa.data.joint import JointDataModule
 from tabrasa.data.keywords import KeywordsDataModule
 from tabrasa.data.protein_classification import ProteinClassificationDataModule
 from tabrasa.data.psortb import PSORTbDataModule
@@ -24,6 +25,7 @@ __all__ = [
     "IMDBDataModule",
     "ImageClassificationDataModule",
     "ImageFolderDataModule",
+    "JointDataModule",
     "KeywordsDataModule",
     "PSORTbDataModule",
     "ProteinClassificationDataModule",

@@ -1,12 +1,19 @@
-"""The base every tabrasa data module shares: three Arrow splits, a tokenizer, and the loaders.
+"""The base every tabrasa data module shares: splits, `limit`, the tokenizer it was given, the loaders.
 
-Subclasses say where raw examples come from and how a row becomes an example; this class owns the
-splitting, the DataLoaders and what the CLI links into the model (`tokenizer`, `num_outputs`).
+A concrete data module says where its raw examples come from and how they are labelled:
+
+    load_splits()       train / validation / test Arrow tables with a `label` column, built with `self.limit`
+                        applied before any expensive step (`self.take`, `self.pool_size`)
+    raw_input(row, split) one row → the raw example its tokenizer encodes (a string, an image, a waveform)
+    default_tokenizer() the tokenizer used when the config gives none
+
+This class owns the rest: the loader settings (`LoaderConfig`), the injected tokenizer in train mode for
+the training split only, class names and `num_outputs` (what the CLI links into the model), the
+training-fraction subset, the one pass over raw inputs (`screen`) and the DataLoaders.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -16,79 +23,113 @@ import numpy as np
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader, Dataset
 
-from tabrasa.data.torch_dataset import RowDataset
-from tabrasa.tokenizers.base import Batch, Tokenizer
+from tabrasa.data.bucketing import LengthBucketBatchSampler
+from tabrasa.data.inputs import InputScreen
+from tabrasa.data.loader import LoaderConfig
+from tabrasa.data.torch_dataset import ArrowRows, EncodedDataset, already_batched
+from tabrasa.errors import UserError
+from tabrasa.tokenizers.base import Batch, Tokenizer, in_mode
 from tabrasa.training.resumable_data import ResumableLoader
 
 SPLITS = ("train", "validation", "test")
 
 
 class TabrasaDataModule(pl.LightningDataModule):
-    """batch_size: examples per step and device. num_workers: loader processes (0 = main process).
-    limit: keep only the first `limit` examples of each split (smoke tests, quick looks).
-    train_fraction: train on a seeded, class-stratified fraction of the training split (learning curves);
-    validation and test stay whole."""
+    """tokenizer: raw example → tensors (class_path in YAML); None gives the data module's default.
+    loader: batch size, workers and length bucketing (`--data.loader.batch_size 16`).
+    limit: at most this many examples per split, taken before anything expensive (vocabulary training,
+    decoding, cache building, generation), so a tiny run is tiny. seed: the data's own seed (hold-out
+    splits and the training fraction; batch order follows seed_everything).
+    train_fraction: train on a seeded, class-stratified fraction of the training split (learning curves).
+    skip_bad_inputs: drop unreadable or unlabelled examples (counted per split) instead of stopping.
+    cache_dir: where prepared data is cached (default $TABRASA_CACHE or ~/.cache/tabrasa)."""
 
     def __init__(
         self,
-        batch_size: int = 32,
-        num_workers: int = 0,
+        tokenizer: Tokenizer | None = None,
+        loader: LoaderConfig = LoaderConfig(),  # noqa: B008  (frozen: one shared default is safe)
         limit: int | None = None,
         seed: int = 0,
         train_fraction: float = 1.0,
+        skip_bad_inputs: bool = False,
+        cache_dir: str | None = None,
     ) -> None:
         super().__init__()
-        if batch_size < 1:
-            raise ValueError(f"batch_size={batch_size} must be >= 1")
         if limit is not None and limit < 1:
-            raise ValueError(f"limit={limit} must be >= 1 or None")
+            raise UserError(f"limit={limit} must be >= 1 or None")
         if not 0.0 < train_fraction <= 1.0:
-            raise ValueError(f"train_fraction={train_fraction} must be in (0, 1]")
-        self.batch_size = batch_size
-        self.num_workers = num_workers
+            raise UserError(f"train_fraction={train_fraction} must be in (0, 1]")
+        self._tokenizer = tokenizer
+        self.loader_config = loader
         self.limit = limit
         self.seed = seed
         self.train_fraction = train_fraction
+        self.skip_bad_inputs = skip_bad_inputs
+        self.cache_dir = cache_dir
+        self.screen = InputScreen()
         self._splits: datasets.DatasetDict | None = None
+
+    @property
+    def batch_size(self) -> int:
+        return self.loader_config.batch_size
 
     # What the CLI links into the model ---------------------------------------------------------------
     @property
-    @abstractmethod
     def tokenizer(self) -> Tokenizer:
         """The preprocessing half; the model builds the matching embedder from it."""
+        if self._tokenizer is None:
+            self._tokenizer = self.default_tokenizer()
+        return self._tokenizer
 
     @property
-    @abstractmethod
+    def class_names(self) -> Sequence[str]:
+        return self.splits["train"].features["label"].names
+
+    @property
     def num_outputs(self) -> int:
-        """Number of classes (classification) or regression targets."""
-
-    @property
-    def class_names(self) -> Sequence[str] | None:
-        return None
+        """Number of classes: the head's width."""
+        return len(self.class_names)
 
     # What subclasses provide -------------------------------------------------------------------------
-    @abstractmethod
     def load_splits(self) -> datasets.DatasetDict:
-        """Build (or read from cache) the train / validation / test splits as Arrow datasets."""
+        """train / validation / test as Arrow tables with a ClassLabel `label`, limited early (see `take`)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement load_splits()")
 
-    @abstractmethod
-    def to_example(self, row: dict[str, Any], split: str) -> Batch:
-        """One Arrow row → tensors for the collate function."""
+    def raw_input(self, row: dict[str, Any], split: str) -> Any:
+        """One row of `split` → the raw example for `tokenizer.encode` (default: the row itself)."""
+        return row
+
+    def default_tokenizer(self) -> Tokenizer:
+        raise UserError(
+            f"{type(self).__name__} has no default tokenizer; give one in the config "
+            f"(data.init_args.tokenizer with a class_path)"
+        )
+
+    def lengths(self, split: str) -> Sequence[int] | None:
+        """Each example's length in tokens, for `loader.bucket_by_length`; None where unknown."""
+        return None
+
+    # `limit`, applied early ----------------------------------------------------------------------------
+    def take(self, rows: datasets.Dataset) -> datasets.Dataset:
+        """The first `limit` rows (all without a limit)."""
+        return rows if self.limit is None else rows.select(range(min(self.limit, len(rows))))
+
+    def pool_size(self, splits: int = 3) -> int | None:
+        """How many source records `splits` splits of `limit` examples need (None: all of them)."""
+        return None if self.limit is None else splits * self.limit
 
     # Lightning hooks ---------------------------------------------------------------------------------
     def prepare_data(self) -> None:
         self.load_splits()  # builds caches once, on rank 0
 
     def setup(self, stage: str | None = None) -> None:
-        if self._splits is None:
-            splits = self.load_splits()
-            if self.limit is not None:
-                splits = datasets.DatasetDict(
-                    {k: v.select(range(min(self.limit, len(v)))) for k, v in splits.items()}
-                )
-            if self.train_fraction < 1.0:
-                splits["train"] = stratified_fraction(splits["train"], self.train_fraction, self.seed)
-            self._splits = splits
+        if self._splits is not None:
+            return
+        splits = datasets.DatasetDict({k: self.take(v) for k, v in self.load_splits().items()})
+        self.screen.settle(self.skip_bad_inputs)  # a module that screened in load_splits has settled already
+        if self.train_fraction < 1.0:
+            splits["train"] = stratified_fraction(splits["train"], self.train_fraction, self.seed)
+        self._splits = splits
 
     @property
     def splits(self) -> datasets.DatasetDict:
@@ -97,20 +138,24 @@ class TabrasaDataModule(pl.LightningDataModule):
         return self._splits
 
     def dataset(self, split: str) -> Dataset[Batch]:
-        return RowDataset(self.splits[split], partial(self.to_example, split=split))
+        rows = self.splits[split]
+        tokenizer = in_mode(self.tokenizer, training=split == "train")
+        return EncodedDataset(ArrowRows(rows, partial(self.raw_input, split=split)), len(rows), tokenizer)
 
     def loader(self, split: str, shuffle: bool = False) -> DataLoader[Batch]:
-        # Training order: fixed by (seed, epoch), split across DDP ranks, resumable mid-epoch.
+        config = self.loader_config
+        common: dict[str, Any] = {
+            "num_workers": config.num_workers,
+            "collate_fn": already_batched,
+            "persistent_workers": config.num_workers > 0,
+        }
+        lengths = self.lengths(split) if config.bucket_by_length else None
+        if lengths is not None:  # similar lengths together; resumes at epoch boundaries only
+            sampler = LengthBucketBatchSampler(lengths, config.batch_size, seed=self.seed, shuffle=shuffle)
+            return DataLoader(self.dataset(split), batch_sampler=sampler, **common)
+        # Training order: fixed by (seed_everything, epoch), split across DDP ranks, resumable mid-epoch.
         loader_class = ResumableLoader if shuffle else DataLoader
-        return loader_class(
-            self.dataset(split),
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            collate_fn=self.tokenizer.collate,
-            persistent_workers=self.num_workers > 0,
-            drop_last=False,
-        )
+        return loader_class(self.dataset(split), batch_size=config.batch_size, shuffle=shuffle, **common)
 
     def train_dataloader(self) -> DataLoader[Batch]:
         return self.loader("train", shuffle=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 from pathlib import Path
+from typing import Any
 
 import datasets
 import numpy as np
@@ -22,6 +23,7 @@ from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.image_classification import ImageClassificationDataModule
 from tabrasa.data.sources import DataSourceMissingError
 from tabrasa.data.splits import holdout
+from tabrasa.io import atomic_write
 from tabrasa.tokenizers.image import ImageTokenizer
 
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
@@ -78,10 +80,8 @@ class FashionMNISTDataModule(ImageClassificationDataModule):
     downloader when the Debian files are absent (needs the network). in_memory (default here): all 70,000
     images decoded once (55 MB) and tokenised a batch at a time."""
 
-    def __init__(
-        self, *args: object, download: bool = True, in_memory: bool = True, **kwargs: object
-    ) -> None:
-        super().__init__(*args, in_memory=in_memory, **kwargs)  # type: ignore[arg-type, misc]
+    def __init__(self, download: bool = True, in_memory: bool = True, **kwargs: Any) -> None:
+        super().__init__(in_memory=in_memory, **kwargs)
         self.download = download
 
     def default_tokenizer(self) -> ImageTokenizer:
@@ -99,20 +99,23 @@ class FashionMNISTDataModule(ImageClassificationDataModule):
     def load_splits(self) -> datasets.DatasetDict:
         if hasattr(self, "_loaded"):
             return self._loaded
-        key = settings_key({"val": self.val_size, "seed": self.seed})
+        val_size = self.val_size if self.limit is None else min(self.val_size, self.limit)
+        key = settings_key({"val": val_size, "seed": self.seed, "limit": self.limit})
         path = cache_root(self.cache_dir) / "fashion_mnist" / f"splits-{key}"
         if not path.exists():
             source = fashion_mnist_dir(self.cache_dir, self.download)
-            train, test = (self._read_split(source, split) for split in ("train", "test"))
-            train, val = holdout(train, self.val_size, self.seed, "fashion_mnist validation")
+            # With a limit only 2 × limit training images (train and validation) and limit test images are
+            # encoded as PNG: the 70,000-image cache is built only when it is used.
+            train = self._read_split(source, "train", self.pool_size(2))
+            test = self._read_split(source, "test", self.limit)
+            train, val = holdout(train, val_size, self.seed, "fashion_mnist validation")
             splits = datasets.DatasetDict({"train": train, "validation": val, "test": test})
-            splits.save_to_disk(str(path.with_suffix(".tmp")))
-            path.with_suffix(".tmp").replace(path)
+            atomic_write(path, lambda tmp: splits.save_to_disk(str(tmp)))
         self._loaded = datasets.load_from_disk(str(path))
         return self._loaded
 
-    def _read_split(self, source: Path, split: str) -> datasets.Dataset:
-        images, labels = (read_idx(source / name) for name in FILES[split])
+    def _read_split(self, source: Path, split: str, count: int | None) -> datasets.Dataset:
+        images, labels = (read_idx(source / name)[:count] for name in FILES[split])
         if images.shape[1:] != (28, 28) or len(images) != len(labels):
             raise ValueError(
                 f"{source}: {split} images {images.shape} and labels {labels.shape} do not match"

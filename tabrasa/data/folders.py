@@ -4,12 +4,14 @@
     root/train/cat/…  root/test/cat/…  [root/val/…]  → those splits; a missing validation is held out
 
 Files are listed once per run (so files added later are seen) into an Arrow table of paths; pixels and
-samples are read in the loader workers: images through `datasets.Image` (PIL), audio with soundfile.
+samples are read in the loader workers: images with PIL, audio with soundfile. Before the first step every
+kept file is checked once (its header, not its pixels); see `inputs.py` for what happens to bad ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -20,9 +22,10 @@ import torch
 
 from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.data.image_classification import ImageClassificationDataModule
+from tabrasa.data.inputs import require_classes
 from tabrasa.data.splits import Size, complete_splits
+from tabrasa.errors import UserError
 from tabrasa.tokenizers.audio import AudioTokenizer
-from tabrasa.tokenizers.base import Batch
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"})
 AUDIO_SUFFIXES = frozenset({".wav", ".flac", ".ogg", ".oga", ".aiff", ".aif", ".mp3"})
@@ -43,9 +46,7 @@ def scan_folder(root: str | Path, suffixes: frozenset[str], what: str) -> dict[s
     """root → {split: {class: files}}; a root without split folders is one "all" split."""
     root = Path(root).expanduser()
     if not root.is_dir():
-        raise FileNotFoundError(
-            f"{what} folder {root} does not exist; point data.root at a folder of class folders"
-        )
+        raise UserError(f"{what} folder {root} does not exist; point data.root at a folder of class folders")
     found = {
         split: class_files(root / name, suffixes)
         for split, names in SPLIT_FOLDERS.items()
@@ -54,12 +55,12 @@ def scan_folder(root: str | Path, suffixes: frozenset[str], what: str) -> dict[s
     }
     if "train" not in found:
         if found:
-            raise ValueError(
+            raise UserError(
                 f"{root} has {sorted(found)} folders but no train/; add one or use class folders only"
             )
         found = {"all": class_files(root, suffixes)}
     if not found.get("train", found.get("all")):
-        raise ValueError(
+        raise UserError(
             f"{root} has no class subfolders holding {what} files ({', '.join(sorted(suffixes))}); expected "
             f"{root}/<class>/<file> or {root}/train/<class>/<file>"
         )
@@ -67,18 +68,18 @@ def scan_folder(root: str | Path, suffixes: frozenset[str], what: str) -> dict[s
 
 
 def folder_splits(
-    root: str | Path, suffixes: frozenset[str], what: str, column: datasets.features.features.FeatureType,
-    val_size: Size, test_size: Size, seed: int,
-) -> datasets.DatasetDict:  # fmt: skip
-    """Scan `root` and return train / validation / test tables of (`column` path, ClassLabel label)."""
+    root: str | Path, suffixes: frozenset[str], what: str, val_size: Size, test_size: Size, seed: int
+) -> datasets.DatasetDict:
+    """Scan `root` and return train / validation / test tables of (`what`: file path, ClassLabel label)."""
     found = scan_folder(root, suffixes, what)
     names = sorted(found.get("train", found.get("all", {})))
-    features = datasets.Features({what: column, "label": datasets.ClassLabel(names=names)})
+    require_classes(names, str(root))
+    features = datasets.Features({what: datasets.Value("string"), "label": datasets.ClassLabel(names=names)})
     tables = {}
     for split, classes in found.items():
         unknown = sorted(set(classes) - set(names))
         if unknown:
-            raise ValueError(
+            raise UserError(
                 f"{root}/{split} has classes {unknown} that train/ lacks; the model could not learn them"
             )
         rows = [(f, names.index(c)) for c, files in classes.items() for f in files]
@@ -90,27 +91,57 @@ def folder_splits(
     return complete_splits(tables, val_size, test_size, seed, str(root))
 
 
+def image_problem(path: str) -> str | None:
+    """Why PIL cannot use the file at `path`, or None. Reads the header and checks the data, no decode."""
+    if os.path.getsize(path) == 0:
+        return "zero bytes"
+    try:
+        with PIL.Image.open(path) as image:
+            image.verify()
+    except Exception as error:  # PIL raises several types for broken files; all mean the same here
+        return f"not an image PIL can read ({type(error).__name__}: {error})"
+    return None
+
+
+def audio_problem(path: str) -> str | None:
+    """Why soundfile cannot use the file at `path`, or None. Reads only the header."""
+    if os.path.getsize(path) == 0:
+        return "zero bytes"
+    try:
+        info = soundfile.info(path)
+    except Exception as error:  # libsndfile's errors: corrupt, truncated, unknown format
+        return f"not audio soundfile can read ({error})"
+    return "holds no samples" if info.frames == 0 else None
+
+
+def checked_folder(
+    data: TabrasaDataModule, root: str, suffixes: frozenset[str], column: str, sizes: tuple[Size, Size],
+    problem: Callable[[str], str | None],
+) -> datasets.DatasetDict:  # fmt: skip
+    """`root`'s splits, `data.limit` files each, every kept file checked once by `problem` (data's screen)."""
+    found = folder_splits(root, suffixes, column, *sizes, data.seed)
+    checked = {}
+    for split, rows in found.items():
+        rows = data.take(rows)
+        checked[split] = rows.select(data.screen.keep(rows[column], split, problem, lambda _, path: path))
+    data.screen.settle(data.skip_bad_inputs)
+    return datasets.DatasetDict(checked)
+
+
 class ImageFolderDataModule(ImageClassificationDataModule):
     """Images under root/<class>/ (or root/train|val|test/<class>/). Give the tokenizer an image_size when
     the images differ in size. val_size / test_size: held out when root has no such folder."""
 
-    def __init__(self, root: str, *args: Any, test_size: Size = 0.1, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, root: str, test_size: Size = 0.1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.root = root
         self.test_size = test_size
 
     def load_splits(self) -> datasets.DatasetDict:
         if not hasattr(self, "_loaded"):
-            self._loaded = folder_splits(
-                self.root, IMAGE_SUFFIXES, "image", datasets.Image(), self.val_size, self.test_size, self.seed
-            )
+            sizes = (self.val_size, self.test_size)
+            self._loaded = checked_folder(self, self.root, IMAGE_SUFFIXES, "image", sizes, image_problem)
         return self._loaded
-
-    def to_example(self, row: dict[str, Any], split: str) -> Batch:
-        image = row["image"]
-        if isinstance(image, PIL.Image.Image):  # palette, CMYK, RGBA … → what the tokenizer was built for
-            image = image.convert({1: "L", 3: "RGB"}.get(self.tokenizer.channels, image.mode))
-        return self.tokenizer({"image": image, "label": row["label"]}, train=split == "train")
 
 
 def read_audio(source: str | BinaryIO) -> tuple[torch.Tensor, int]:
@@ -121,7 +152,8 @@ def read_audio(source: str | BinaryIO) -> tuple[torch.Tensor, int]:
 
 class AudioFolderDataModule(TabrasaDataModule):
     """Sound clips under root/<class>/ (or root/train|val|test/<class>/), read with soundfile at their own
-    rate and resampled by the tokenizer. tokenizer: log-mel settings, max_frames, SpecAugment (training)."""
+    rate and resampled by the tokenizer. tokenizer: log-mel settings, max_frames, SpecAugment (training).
+    Clips shorter than one 25 ms analysis window are padded with silence by the tokenizer."""
 
     def __init__(
         self,
@@ -129,45 +161,22 @@ class AudioFolderDataModule(TabrasaDataModule):
         tokenizer: AudioTokenizer | None = None,
         val_size: Size = 0.1,
         test_size: Size = 0.1,
-        batch_size: int = 32,
-        num_workers: int = 0,
-        limit: int | None = None,
-        seed: int = 0,
-        train_fraction: float = 1.0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            batch_size=batch_size,
-            num_workers=num_workers,
-            limit=limit,
-            seed=seed,
-            train_fraction=train_fraction,
-        )
+        super().__init__(tokenizer=tokenizer, **kwargs)
         self.root = root
-        self._tokenizer = tokenizer or AudioTokenizer(max_frames=500)
         self.val_size = val_size
         self.test_size = test_size
 
-    @property
-    def tokenizer(self) -> AudioTokenizer:
-        return self._tokenizer
-
-    @property
-    def class_names(self) -> Sequence[str]:
-        return self.splits["train"].features["label"].names
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.class_names)
+    def default_tokenizer(self) -> AudioTokenizer:
+        return AudioTokenizer(max_frames=500)
 
     def load_splits(self) -> datasets.DatasetDict:
         if not hasattr(self, "_loaded"):
-            column = datasets.Value("string")  # a path: decoded here with soundfile, not by `datasets`
-            self._loaded = folder_splits(
-                self.root, AUDIO_SUFFIXES, "audio", column, self.val_size, self.test_size, self.seed
-            )
+            sizes = (self.val_size, self.test_size)
+            self._loaded = checked_folder(self, self.root, AUDIO_SUFFIXES, "audio", sizes, audio_problem)
         return self._loaded
 
-    def to_example(self, row: dict[str, Any], split: str) -> Batch:
+    def raw_input(self, row: dict[str, Any], split: str) -> dict[str, Any]:
         wave, rate = read_audio(row["audio"])
-        example = {"audio": wave, "sample_rate": rate, "label": row["label"], "id": row["audio"]}
-        return self.tokenizer(example, train=split == "train")
+        return {"audio": wave, "sample_rate": rate, "id": row["audio"]}

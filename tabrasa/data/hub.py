@@ -23,7 +23,6 @@ from tabrasa.data.splits import Size, complete_splits, encode_labels
 from tabrasa.data.text_classification import TextClassificationDataModule
 from tabrasa.data.user_data import select_columns
 from tabrasa.tokenizers.audio import AudioTokenizer
-from tabrasa.tokenizers.base import Batch
 
 SPLIT_NAMES = {"train": ("train",), "validation": ("validation", "valid", "val", "dev"), "test": ("test",)}
 
@@ -72,10 +71,6 @@ class HubTextDataModule(TextClassificationDataModule):
         }
         return {**super().raw_settings(), **extra}
 
-    @property
-    def num_outputs(self) -> int:
-        return len(self._raw()["train"].features["label"].names)
-
     def load_raw(self) -> datasets.DatasetDict:
         args = (self.columns, self.cache_dir, self.val_size, self.test_size, self.seed)
         return hub_splits(self.dataset_id, self.config_name, *args)
@@ -107,22 +102,15 @@ class HubAudioDataModule(TabrasaDataModule):
     def __init__(
         self, dataset_id: str, config_name: str | None = None, audio_column: str = "audio",
         label_column: str = "label", tokenizer: AudioTokenizer | None = None, val_size: Size = 0.1,
-        test_size: Size = 0.1, cache_dir: str | None = None, batch_size: int = 32, num_workers: int = 0,
-        limit: int | None = None, seed: int = 0, train_fraction: float = 1.0,
+        test_size: Size = 0.1, **kwargs: Any,
     ) -> None:  # fmt: skip
-        super().__init__(batch_size, num_workers, limit, seed, train_fraction)
+        super().__init__(tokenizer=tokenizer, **kwargs)
         self.dataset_id, self.config_name = dataset_id, config_name
         self.columns = {audio_column: "audio", label_column: "label"}
-        self._tokenizer = tokenizer or AudioTokenizer(max_frames=500)
-        self.val_size, self.test_size, self.cache_dir = val_size, test_size, cache_dir
+        self.val_size, self.test_size = val_size, test_size
 
-    @property
-    def tokenizer(self) -> AudioTokenizer:
-        return self._tokenizer
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.splits["train"].features["label"].names)
+    def default_tokenizer(self) -> AudioTokenizer:
+        return AudioTokenizer(max_frames=500)
 
     def load_splits(self) -> datasets.DatasetDict:
         if not hasattr(self, "_loaded"):
@@ -131,12 +119,10 @@ class HubAudioDataModule(TabrasaDataModule):
             self._loaded = splits.cast_column("audio", datasets.Audio(decode=False))
         return self._loaded
 
-    def to_example(self, row: dict[str, Any], split: str) -> Batch:
+    def raw_input(self, row: dict[str, Any], split: str) -> dict[str, Any]:
         audio = row["audio"]
         wave, rate = read_audio(io.BytesIO(audio["bytes"]) if audio.get("bytes") else audio["path"])
-        return self.tokenizer(
-            {"audio": wave, "sample_rate": rate, "label": row["label"]}, train=split == "train"
-        )
+        return {"audio": wave, "sample_rate": rate}
 
 
 class HubProteinDataModule(ProteinClassificationDataModule):

@@ -2,23 +2,16 @@
 
 For 28×28 images the per-row costs dominate a training step: reading one Arrow row (~60 µs), decoding
 its PNG and calling the transforms image by image (~300 µs together) against ~430 µs of model time per
-image on 2 cores. Decoding the split once (Fashion-MNIST's 54,000 training images are 42 MB) and
-augmenting whole batches (`ImageTokenizer.preprocess_batch`) removes both. The DataLoader calls
-`__getitems__` with a batch's indices (see BatchFetchDataset).
+image on 2 cores. Decoding the split once (Fashion-MNIST's 54,000 training images are 42 MB) and handing
+the tokenizer a (B, C, H, W) uint8 tensor (`ImageTokenizer.encode_batch`) removes both.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import datasets
 import torch
 from torchvision.transforms import v2
 from tqdm.auto import tqdm
-
-from tabrasa.data.torch_dataset import BatchFetchDataset
-from tabrasa.tokenizers.base import Batch
-from tabrasa.tokenizers.image import ImageTokenizer
 
 
 def decode_images(rows: datasets.Dataset, name: str, chunk: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:
@@ -47,23 +40,18 @@ def decode_images(rows: datasets.Dataset, name: str, chunk: int = 2048) -> tuple
     return torch.stack(images), torch.as_tensor(labels, dtype=torch.int64)
 
 
-class ImageTensorDataset(BatchFetchDataset):
-    """uint8 images (N, C, H, W) and labels (N,) → tokenizer examples; `train` switches augmentation on."""
+class TensorRows:
+    """The fetch of an `EncodedDataset` over decoded images: indices → ((B, C, H, W) uint8, (B,) labels)."""
 
-    def __init__(
-        self, images: torch.Tensor, labels: torch.Tensor, tokenizer: ImageTokenizer, train: bool
-    ) -> None:
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor) -> None:
         if len(images) != len(labels):
             raise ValueError(f"{len(images)} images but {len(labels)} labels")
         self.images = images
         self.labels = labels
-        self.tokenizer = tokenizer
-        self.train = train
 
     def __len__(self) -> int:
         return len(self.images)
 
-    def __getitems__(self, indices: Sequence[int]) -> list[Batch]:
+    def __call__(self, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         index = torch.as_tensor(indices, dtype=torch.int64)
-        pixels = self.tokenizer.preprocess_batch(self.images[index], train=self.train)
-        return [{"pixels": p, "label": y} for p, y in zip(pixels, self.labels[index], strict=True)]
+        return self.images[index], self.labels[index]

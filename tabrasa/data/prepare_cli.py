@@ -55,7 +55,11 @@ def data_module_from(name: str | None, config: str | None, overrides: list[str])
         key, sep, value = item.partition("=")
         if not sep:
             raise SystemExit(f"--set {item!r}: expected KEY=VALUE")
-        init_args[key] = yaml.safe_load(value)
+        *parents, leaf = key.split(".")  # loader.batch_size=16 → {"loader": {"batch_size": 16}}
+        section_args = init_args
+        for parent in parents:
+            section_args = section_args.setdefault(parent, {})
+        section_args[leaf] = yaml.safe_load(value)
     parser = ArgumentParser(exit_on_error=False)
     parser.add_subclass_arguments(TabrasaDataModule, "data", required=True)
     parsed = parser.parse_object({"data": {"class_path": section["class_path"], "init_args": init_args}})

@@ -67,6 +67,11 @@ class PSORTbDataModule(ProteinClassificationDataModule):
     def source_settings(self) -> dict[str, Any]:
         return {"organism": self.organism}
 
+    def pool_size(self, splits: int = 3) -> int | None:
+        # The reference FASTA (11k records) reads in milliseconds but is ordered by class, so a prefix of
+        # 3 × limit records would hold a single class. Read it all; `take` still keeps `limit` per split.
+        return None
+
     def load_records(self) -> Iterable[ProteinRecord]:
         return psortb_records(sclblast_path(self.organism, self.cache_dir))
 

@@ -1,8 +1,9 @@
-"""Text classification data: raw (text, label) splits → a subword vocabulary → cached token ids.
+"""Text classification data: raw (text, label) splits, tokenised in the loader by the injected tokenizer.
 
-The vocabulary is trained on the training split only (so nothing from validation or test leaks into it)
-or loaded from a file (to match a pretrained model). Token ids are computed once with `datasets.map` and
-cached as Arrow next to the vocabulary; a change of any setting gives a new cache entry.
+The default tokenizer is a subword vocabulary trained on the (limited) training split only, so nothing
+from validation or test leaks into it, or loaded from a file (to match a pretrained model); it is cached
+as one JSON file per setting. Any other tokenizer (`tokenizer: {class_path: ...}`, e.g. raw bytes) is
+used as given. Texts are tokenised a batch at a time in the loader, so no token cache is needed.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-import torch
 from pytorch_lightning.utilities import rank_zero_info
 from tokenizers import Tokenizer as HFTokenizer
 
 from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.datamodule import TabrasaDataModule
-from tabrasa.tokenizers.base import Batch
+from tabrasa.io import atomic_write
+from tabrasa.tokenizers.base import Tokenizer
 from tabrasa.tokenizers.text import (
     SubwordKind,
     TextTokenizer,
@@ -27,11 +28,14 @@ from tabrasa.tokenizers.text import (
 )
 from tabrasa.tokenizers.truncation import TruncationPolicy
 
+REPORT_CHUNK = 1024  # texts tokenised at a time when counting truncation
+
 
 class TextClassificationDataModule(TabrasaDataModule):
-    """max_length: tokens per text including [CLS]/[SEP]; longer texts follow `truncation` and are counted.
-    vocab_size / subword / lowercase: the vocabulary trained on the training split, unless
-    tokenizer_path names a tokenizer.json or vocab.txt (for example a pretrained model's).
+    """tokenizer: any text tokenizer (class_path in YAML); without one, the default below is built.
+    The default tokenizer's settings: max_length (tokens including [CLS]/[SEP]; longer texts follow
+    `truncation` and are counted), vocab_size / subword / lowercase (the vocabulary trained on the training
+    split), unless tokenizer_path names a tokenizer.json or vocab.txt (for example a pretrained model's).
     tokenizer_family: with tokenizer_path, the pretrained family (e.g. bert) whose checkpoint folder it is;
     the model then gets that family's embedder (BERT's token-type table) so its weights load whole."""
 
@@ -44,20 +48,11 @@ class TextClassificationDataModule(TabrasaDataModule):
         lowercase: bool = True,
         tokenizer_path: str | None = None,
         tokenizer_family: str | None = None,
-        cache_dir: str | None = None,
-        batch_size: int = 32,
-        num_workers: int = 0,
-        limit: int | None = None,
-        seed: int = 0,
-        train_fraction: float = 1.0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            batch_size=batch_size,
-            num_workers=num_workers,
-            limit=limit,
-            seed=seed,
-            train_fraction=train_fraction,
-        )
+        super().__init__(**kwargs)
+        if tokenizer_family is not None and tokenizer_path is None:
+            raise ValueError("tokenizer_family needs tokenizer_path: the checkpoint folder of the vocabulary")
         self.max_length = max_length
         self.truncation = truncation
         self.vocab_size = vocab_size
@@ -65,11 +60,7 @@ class TextClassificationDataModule(TabrasaDataModule):
         self.lowercase = lowercase
         self.tokenizer_path = tokenizer_path
         self.tokenizer_family = tokenizer_family
-        if tokenizer_family is not None and tokenizer_path is None:
-            raise ValueError("tokenizer_family needs tokenizer_path: the checkpoint folder of the vocabulary")
-        self.cache_dir = cache_dir
-        self._tokenizer: TextTokenizer | None = None
-        self._tokenized: datasets.DatasetDict | None = None
+        self._raw_splits: datasets.DatasetDict | None = None
 
     @property
     @abstractmethod
@@ -81,27 +72,36 @@ class TextClassificationDataModule(TabrasaDataModule):
         """train / validation / test splits with a `text` (str) and a `label` column."""
 
     def raw_settings(self) -> dict[str, Any]:
-        """Settings that change the raw splits (seed, sizes); part of every cache key."""
+        """Settings that change the raw splits (seed, sizes); part of the vocabulary's cache key."""
         return {"seed": self.seed, "limit": self.limit}
 
     @property
     def cache_path(self) -> Path:
         return cache_root(self.cache_dir) / self.name
 
-    @property
-    def tokenizer(self) -> TextTokenizer:
-        if self._tokenizer is None:
-            if self.tokenizer_family is not None:
-                from tabrasa.pretrained.tokenizer import PretrainedTokenizer
+    def load_splits(self) -> datasets.DatasetDict:
+        if self._raw_splits is None:
+            raw = self.load_raw()
+            self._raw_splits = datasets.DatasetDict({k: self.take(v) for k, v in raw.items()})
+        return self._raw_splits
 
-                pretrained = PretrainedTokenizer(
-                    self.tokenizer_family, str(self.tokenizer_path), self.max_length, self.truncation
-                )
-                self._tokenizer = pretrained  # type: ignore[assignment]  # a TextTokenizer behind it
-            else:
-                self._tokenizer = TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
-        assert self._tokenizer is not None
-        return self._tokenizer
+    def raw_input(self, row: dict[str, Any], split: str) -> str:
+        return row["text"]
+
+    def setup(self, stage: str | None = None) -> None:
+        if self._splits is None:
+            super().setup(stage)
+            for split, rows in self.splits.items():
+                _report_truncation(self.name, split, rows["text"], self.tokenizer)
+
+    def default_tokenizer(self) -> Tokenizer:
+        if self.tokenizer_family is not None:
+            from tabrasa.pretrained.tokenizer import PretrainedTokenizer
+
+            return PretrainedTokenizer(
+                self.tokenizer_family, str(self.tokenizer_path), self.max_length, self.truncation
+            )
+        return TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
 
     def _load_vocabulary(self) -> HFTokenizer:
         if self.tokenizer_path is not None:
@@ -112,71 +112,27 @@ class TextClassificationDataModule(TabrasaDataModule):
         path = self.cache_path / f"vocab-{key}.json"
         if path.exists():
             return load_subword_tokenizer(path)
+        texts = self.load_splits()["train"]["text"]  # limited already: a tiny run trains a tiny vocabulary
         rank_zero_info(f"[{self.name}] training a {self.vocab_size}-entry {self.subword} vocabulary")
-        texts = self._raw()["train"]["text"]
         tok = train_subword_tokenizer(texts, self.subword, self.vocab_size, self.lowercase)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tok.save(str(tmp))
-        tmp.replace(path)  # atomic: a killed run never leaves half a vocabulary behind
+        atomic_write(path, lambda tmp: tok.save(str(tmp)))
         return tok
 
-    def _raw(self) -> datasets.DatasetDict:
-        if not hasattr(self, "_raw_splits"):
-            raw = self.load_raw()
-            if self.limit is not None:
-                raw = datasets.DatasetDict(
-                    {k: v.select(range(min(self.limit, len(v)))) for k, v in raw.items()}
-                )
-            self._raw_splits = raw
-        return self._raw_splits
 
-    def load_splits(self) -> datasets.DatasetDict:
-        if self._tokenized is not None:
-            return self._tokenized
-        tok = self.tokenizer
-        vocab_key = self.tokenizer_path or tok.hf.to_str()
-        key = settings_key(
-            {
-                **self.raw_settings(),
-                "vocab": vocab_key,
-                "max_length": self.max_length,
-                "trunc": self.truncation,
-            }
-        )
-        path = self.cache_path / f"tokens-{key}"
-        if path.exists():
-            splits = datasets.load_from_disk(str(path))
-        else:
-            splits = self._raw().map(
-                _tokenize_batch,
-                batched=True,
-                fn_kwargs={"tokenizer": tok},
-                remove_columns=["text"],
-                desc="tokenising",
-            )
-            splits.save_to_disk(str(path))
-        for split, rows in splits.items():
-            _report_truncation(self.name, split, rows, self.max_length, self.truncation)
-        self._tokenized = splits
-        return splits
-
-    def to_example(self, row: dict[str, Any], split: str) -> Batch:
-        return {"input_ids": torch.tensor(row["input_ids"]), "label": torch.tensor(row["label"])}
-
-
-def _tokenize_batch(batch: dict[str, list[Any]], tokenizer: TextTokenizer) -> dict[str, list[Any]]:
-    encoded = [tokenizer.encode(text, source=f"text #{i}") for i, text in enumerate(batch["text"])]
-    return {"input_ids": [ids for ids, _ in encoded], "truncated": [removed for _, removed in encoded]}
-
-
-def _report_truncation(name: str, split: str, rows: datasets.Dataset, max_length: int, policy: str) -> None:
-    removed = rows["truncated"]
-    cut = sum(1 for r in removed if r)
+def _report_truncation(name: str, split: str, texts: list[str], tokenizer: Tokenizer) -> None:
+    """Count the texts the tokenizer's truncation policy cuts: truncation is never silent."""
+    cut = removed = 0
+    for start in range(0, len(texts), REPORT_CHUNK):
+        counts = tokenizer.encode_batch(texts[start : start + REPORT_CHUNK]).get("truncated")
+        if counts is None:
+            return  # a tokenizer that does not count what it cuts
+        cut += int((counts > 0).sum())
+        removed += int(counts.sum())
     if cut:
+        limit = getattr(tokenizer, "max_length", "max_length")
         rank_zero_info(
-            f"[{name}] {split}: {cut:,} of {len(rows):,} texts truncated to {max_length} tokens ({policy}); "
-            f"{sum(removed):,} tokens removed. Raise max_length to keep more."
+            f"[{name}] {split}: {cut:,} of {len(texts):,} texts truncated to {limit} tokens; "
+            f"{removed:,} tokens removed. Raise max_length to keep more."
         )
 
 

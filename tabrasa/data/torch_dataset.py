@@ -1,59 +1,66 @@
-"""A map-style torch Dataset over a Hugging Face `datasets.Dataset`, tokenised row by row in workers."""
+"""The one torch Dataset of every data module: indices → raw examples → `tokenizer.encode_batch` → Batch.
+
+The DataLoader calls `__getitems__` with a whole batch's indices, so rows are read in one Arrow call and
+tokenised together, and the Batch comes back already collated (`collate_fn=already_batched`): no batch
+is split into per-example dicts only to be stacked again.
+"""
 
 from __future__ import annotations
 
 import itertools
-from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import datasets
 import pyarrow as pa
+import torch
 from torch.utils.data import Dataset
 
-from tabrasa.tokenizers.base import Batch
+from tabrasa.tokenizers.base import Batch, Tokenizer
+
+Fetch = Callable[[list[int]], tuple[Sequence[Any], Sequence[int] | torch.Tensor | None]]
 
 
-class RowDataset(Dataset[Batch]):
-    """Applies `to_example` (usually a Tokenizer call) to each Arrow row when a worker asks for it."""
+class EncodedDataset(Dataset[Batch]):
+    """fetch(indices) → (raw examples, labels or None); the tokenizer (in its split's mode) encodes them."""
 
-    def __init__(self, rows: datasets.Dataset, to_example: Callable[[dict[str, Any]], Batch]) -> None:
+    def __init__(self, fetch: Fetch, length: int, tokenizer: Tokenizer) -> None:
+        self.fetch = fetch
+        self.length = length
+        self.tokenizer = tokenizer
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitems__(self, indices: Sequence[int]) -> Batch:  # type: ignore[override]
+        raws, labels = self.fetch(list(indices))
+        batch = self.tokenizer.encode_batch(raws)
+        if labels is not None:
+            batch["label"] = torch.as_tensor(labels)
+        return batch
+
+    def __getitem__(self, index: int) -> Batch:
+        """A batch of one (for code that indexes the dataset directly)."""
+        return self.__getitems__([index])
+
+
+class ArrowRows:
+    """fetch for an Arrow table: `to_raw(row)` makes each row's raw example; `label` is the label column."""
+
+    def __init__(self, rows: datasets.Dataset, to_raw: Callable[[dict[str, Any]], Any]) -> None:
         self.rows = rows
-        self.to_example = to_example
+        self.to_raw = to_raw
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, index: int) -> Batch:
-        return self.to_example(self.rows[index])
-
-
-class BatchFetchDataset(Dataset[Batch]):
-    """A dataset that prepares a whole batch at once. The DataLoader calls `__getitems__` with each
-    batch's indices, so samplers and collate stay as they are; one index is a batch of one."""
-
-    @abstractmethod
-    def __getitems__(self, indices: Sequence[int]) -> list[Batch]: ...
-
-    def __getitem__(self, index: int) -> Batch:
-        return self.__getitems__([index])[0]
+    def __call__(self, indices: list[int]) -> tuple[list[Any], list[int] | None]:
+        columns = self.rows[indices]  # one Arrow read for the whole batch
+        names = list(columns)
+        rows = [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+        return [self.to_raw(row) for row in rows], columns.get("label")
 
 
-class BatchedRowDataset(BatchFetchDataset):
-    """Reads a batch's rows in one Arrow call and tokenises them together (`to_examples` gets the columns
-    of those rows and returns one example per row); reading rows one by one costs ~0.4 ms each."""
-
-    def __init__(
-        self, rows: datasets.Dataset, to_examples: Callable[[dict[str, list[Any]]], list[Batch]]
-    ) -> None:
-        self.rows = rows.with_format("arrow")
-        self.to_examples = to_examples
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitems__(self, indices: Sequence[int]) -> list[Batch]:
-        return self.to_examples(arrow_columns(self.rows[list(indices)]))
+def already_batched(batch: Batch) -> Batch:
+    """The DataLoader's collate_fn: `EncodedDataset.__getitems__` returns a collated Batch."""
+    return batch
 
 
 def arrow_columns(table: pa.Table) -> dict[str, list[Any]]:

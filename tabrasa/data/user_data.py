@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ import datasets
 
 from tabrasa.data.cache import cache_root
 from tabrasa.data.fasta import read_fasta
+from tabrasa.data.inputs import require_classes
 from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
 from tabrasa.data.splits import Size, complete_splits, encode_labels
 from tabrasa.data.text_classification import TextClassificationDataModule
+from tabrasa.errors import UserError
 
 BUILDERS = {
     ".csv": ("csv", {}),
@@ -34,7 +37,7 @@ def file_fingerprint(path: str | Path) -> tuple[str, int, int]:
     """(absolute path, size, mtime): a changed file gets a new cache entry."""
     path = Path(path).expanduser().resolve()
     if not path.is_file():
-        raise FileNotFoundError(f"data file {path} does not exist")
+        raise UserError(f"data file {path} does not exist; check the path in the data section")
     stat = path.stat()
     return str(path), stat.st_size, stat.st_mtime_ns
 
@@ -105,16 +108,53 @@ class TextFileDataModule(TextClassificationDataModule):
 
     @property
     def class_names(self) -> Sequence[str]:
-        return self._raw()["train"].features["label"].names
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.class_names)
+        return self.load_splits()["train"].features["label"].names
 
     def load_raw(self) -> datasets.DatasetDict:
-        splits = select_columns(read_table_files(self.files, self.cache_dir), self.columns, "text data")
-        splits = encode_labels(splits)
+        tables = select_columns(read_table_files(self.files, self.cache_dir), self.columns, "text data")
+        tables = self._screened(tables)
+        splits = encode_labels(tables)
+        require_classes(splits["train"].features["label"].names, self.files["train"])
         return complete_splits(dict(splits), self.val_size, self.test_size, self.seed, "text data")
+
+    def _screened(self, tables: datasets.DatasetDict) -> datasets.DatasetDict:
+        """Rows without text or label, and (in validation / test files) labels the training file lacks, are
+        listed by file and row; the run stops on them unless skip_bad_inputs."""
+        known = {str(v) for v in tables["train"]["label"] if _filled(v)}
+        kept = {}
+        for split, rows in tables.items():
+            path = self.files[split]
+            keep = self.screen.keep(
+                zip(rows["text"], rows["label"], strict=True),
+                split,
+                partial(_row_problem, known=None if split == "train" else known),
+                partial(_row_place, path=path),
+            )
+            kept[split] = rows.select(keep)
+        self.screen.settle(self.skip_bad_inputs)
+        return datasets.DatasetDict(kept)
+
+
+def _row_place(index: int, row: object, path: str) -> str:
+    """Where a user finds row `index`: its spreadsheet row (the header is row 1) or its JSON Lines line."""
+    if Path(path).suffix.lower() in (".csv", ".tsv"):
+        return f"{path} row {index + 2}"
+    return f"{path} line {index + 1}"
+
+
+def _filled(value: object) -> bool:
+    return value is not None and str(value).strip() != ""
+
+
+def _row_problem(row: tuple[object, object], known: set[str] | None) -> str | None:
+    text, label = row
+    if not _filled(label):
+        return "no label"
+    if not isinstance(text, str) or not text.strip():
+        return "no text"
+    if known is not None and str(label) not in known:
+        return f"label {label!r} is not among the training file's labels"
+    return None
 
 
 class FastaDataModule(ProteinClassificationDataModule):
@@ -150,25 +190,32 @@ class FastaDataModule(ProteinClassificationDataModule):
         return {"fasta": file_fingerprint(self.path), "pattern": self.label_pattern.pattern, "csv": side}
 
     def load_records(self) -> Iterator[ProteinRecord]:
+        """Labelled records in file order; a record without a label or residues goes to the input screen."""
         side = None if self.labels_csv is None else self._side_labels()
-        for header, sequence in read_fasta(self.path):
+        for number, (header, sequence) in enumerate(read_fasta(self.path), start=1):
             identifier = header.split(maxsplit=1)[0] if header else ""
-            if side is not None:
-                label = side.get(identifier)
-                if label is None:
-                    raise KeyError(
-                        f"{self.path}: {identifier!r} has no row in {self.labels_csv}; add one or drop it"
-                    )
-            else:
-                match = self.label_pattern.search(header)
-                if match is None:
-                    raise ValueError(
-                        f"{self.path}: header {header!r} does not match "
-                        f"label_pattern {self.label_pattern.pattern!r}; "
-                        f"fix the header or set data.label_pattern (or data.labels_csv)"
-                    )
-                label = match.group(1)
-            yield ProteinRecord(identifier, sequence, label)
+            label, why = self._label(header, identifier, side)
+            if why is None and not sequence.strip():
+                why = "has no residues"
+            if why is not None:
+                self.screen.add("fasta", f"{self.path} record {number} ({identifier or 'no id'})", why)
+                continue
+            yield ProteinRecord(identifier, sequence, str(label))
+
+    def _label(
+        self, header: str, identifier: str, side: dict[str, str] | None
+    ) -> tuple[str | None, str | None]:
+        """(label, None) or (None, why there is none)."""
+        if side is not None:
+            label = side.get(identifier)
+            return (label, None) if label else (None, f"no row in {self.labels_csv}")
+        match = self.label_pattern.search(header)
+        if match is None:
+            return None, (
+                f"header {header!r} does not match label_pattern {self.label_pattern.pattern!r} "
+                f"(set data.label_pattern or data.labels_csv)"
+            )
+        return match.group(1), None
 
     def _side_labels(self) -> dict[str, str]:
         assert self.labels_csv is not None

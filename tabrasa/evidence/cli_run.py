@@ -30,18 +30,17 @@ def quiet_lightning() -> None:
 
 def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
     """`tabrasa fit --config config <overrides>` without the final test of the best checkpoint; returns
-    training examples, backbone parameters (all and trainable), val/test accuracy, test macro-F1, seconds."""
-    from tabrasa.cli import TabrasaCLI, trainer_defaults
-    from tabrasa.data.datamodule import TabrasaDataModule
-    from tabrasa.tasks.task import TokenTask
+    training examples, backbone parameters (all and trainable), val/test accuracy, test macro-F1, seconds.
+    Whatever the run writes goes to a temporary folder that is removed afterwards."""
+    from tabrasa.cli import build_cli
 
     with tempfile.TemporaryDirectory(prefix="tabrasa-bench-") as scratch:
-        args = ["--config", str(config), *overrides, *QUIET_TRAINER, "--trainer.default_root_dir", scratch]
-        defaults = {k: v for k, v in trainer_defaults().items() if k != "callbacks"}
-        cli = TabrasaCLI(
-            TokenTask, TabrasaDataModule, subclass_mode_model=True, subclass_mode_data=True,
-            trainer_defaults=defaults, args=args, run=False, save_config_callback=None,
-        )  # fmt: skip
+        cli = build_cli(
+            ["--config", str(config), *overrides, *QUIET_TRAINER],
+            run=False,
+            trainer_defaults_override={"callbacks": [], "default_root_dir": scratch},
+            save_config=False,
+        )
         start = time.perf_counter()
         cli.trainer.fit(cli.model, datamodule=cli.datamodule)
         seconds = time.perf_counter() - start

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tabrasa.evidence.arms import MODALITIES, TRANSFORMER
 from tabrasa.evidence.learning_curves import Point, crossover
+from tabrasa.evidence.plotting import log_x_axes, pyplot, save
 
 
 def markdown_table(points: list[Point]) -> str:
@@ -27,11 +28,7 @@ def markdown_table(points: list[Point]) -> str:
 
 
 def plot_curves(points: list[Point], out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     paths = []
     for name in dict.fromkeys(p.modality for p in points):
         fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -47,15 +44,7 @@ def plot_curves(points: list[Point], out_dir: Path) -> list[Path]:
                     x = next(p.train_examples for p in curve if p.fraction == where)
                     ax.axvline(x, linestyle=":", color="grey")
                     ax.annotate(f"transformer ≥ {arm}", (x, ax.get_ylim()[0]), fontsize=7, rotation=90)
-        ax.set_xscale("log")
-        ax.set_xlabel("training examples")
-        ax.set_ylabel("test accuracy")
-        ax.set_title(f"{name}: {MODALITIES[name].config}")
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-        path = out_dir / f"learning_curve_{name}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        paths.append(path)
+        title = f"{name}: {MODALITIES[name].config}"
+        log_x_axes(ax, xlabel="training examples", ylabel="test accuracy", title=title, legend_size=8)
+        paths.append(save(fig, out_dir / f"learning_curve_{name}.png"))
     return paths

@@ -1,25 +1,22 @@
 """Learning curves: transformer against inductive-bias baselines on growing fractions of the data.
 
 For every modality, arm (backbone) and training fraction, the learning rate is chosen on the validation
-split with the first seed; the other seeds then run at that rate. Test accuracy is read only for
-reporting, never for choosing. Every finished run is appended to a JSONL file, so a killed sweep resumes
-where it stopped.
+split with the first seed; the other seeds then run at that rate (`rate_sweep`). Every finished run is
+appended to a JSONL file, so a killed sweep resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import json
-import statistics
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tabrasa.evidence.arms import MODALITIES, TRANSFORMER, Modality, Sweep
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
+from tabrasa.evidence.rate_sweep import RunLog, arm_result, print_run, run_arm
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunKey:
     modality: str
     arm: str
@@ -27,117 +24,49 @@ class RunKey:
     lr: float
     seed: int
 
-    def id(self) -> str:
-        return f"{self.modality}/{self.arm}/{self.fraction:g}/{self.lr:g}/{self.seed}"
+
+KEY_FIELDS = tuple(RunKey.__dataclass_fields__)
 
 
 def cli_args(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> list[str]:
     """Overrides of the modality's config for one run (fit_and_score adds the quiet trainer flags)."""
     args = [
         "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{key.arm}.yaml"),
-        "--model.init_args.optimizer.lr", str(key.lr),
-        "--seed_everything", str(key.seed),
         "--data.init_args.train_fraction", str(key.fraction),
-        "--data.init_args.batch_size", str(sweep.batch_size),
-        "--data.init_args.seed", "0",  # splits and subsets stay fixed; the seed varies init and data order
-        "--trainer.max_steps", str(sweep.steps),
+        *sweep.cli_args(key.lr, key.seed),
     ]  # fmt: skip
-    if sweep.limit is not None:
-        args += ["--data.init_args.limit", str(sweep.limit)]
     if sweep.quick:
-        for name, value in modality.data_overrides.items():
+        for name, value in modality.quick_data.items():
             args += [f"--data.init_args.{name}", str(value)]
     return args
-
-
-def run_one(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> dict[str, object]:
-    """Train one arm for a fixed number of steps; evaluate the final weights on validation and test."""
-    scores = fit_and_score(root / modality.config, cli_args(root, modality, key, sweep))
-    return {**asdict(key), **scores}
-
-
-class RunLog:
-    """Append-only JSONL of finished runs, keyed by `key_fields`: the resume point of a sweep."""
-
-    def __init__(self, path: Path, key_fields: tuple[str, ...] = tuple(RunKey.__dataclass_fields__)) -> None:
-        self.path = path
-        self.key_fields = key_fields
-        self.runs: dict[str, dict[str, object]] = {}
-        if path.exists():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    run = json.loads(line)
-                    self.runs[self._id(run)] = run
-
-    def _id(self, values: dict[str, object]) -> str:
-        return "/".join(
-            f"{values[f]:g}" if isinstance(values[f], float) else str(values[f]) for f in self.key_fields
-        )
-
-    def get(self, key: object) -> dict[str, object] | None:
-        return self.runs.get(self._id(asdict(key)))  # type: ignore[call-overload]
-
-    def best_rate(self, keys: list[Any]) -> float:
-        """Of runs that differ only in `lr` (the sweep at the first seed), the rate with the best
-        validation accuracy (ties: the smaller rate). LookupError if one has not run yet."""
-        scored = []
-        for key in keys:
-            run = self.get(key)
-            if run is None:
-                raise LookupError(f"{self._id(asdict(key))} has not run yet")
-            scored.append((float(run["val_acc"]), -key.lr, key.lr))  # type: ignore[arg-type]
-        return max(scored)[2]
-
-    def add(self, run: dict[str, object]) -> None:
-        self.runs[self._id(run)] = run
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a") as handle:
-            handle.write(json.dumps(run) + "\n")
-            handle.flush()
 
 
 def arms_of(modality: Modality, sweep: Sweep) -> tuple[str, ...]:
     return (TRANSFORMER, *(modality.quick_baselines if sweep.quick else modality.baselines))
 
 
-def sweep_keys(modality: Modality, arm: str, fraction: float, sweep: Sweep) -> Iterator[RunKey]:
-    for lr in sweep.learning_rates:
-        yield RunKey(modality.name, arm, fraction, lr, sweep.seeds[0])
-
-
-def best_lr(log: RunLog, modality: Modality, arm: str, fraction: float, sweep: Sweep) -> float:
-    return log.best_rate(list(sweep_keys(modality, arm, fraction, sweep)))
+def _arms(names: list[str], sweep: Sweep) -> list[RunKey]:
+    """Every (modality, backbone, fraction), with placeholder rate and seed."""
+    return [
+        RunKey(modality=name, arm=arm, fraction=fraction, lr=0.0, seed=0)
+        for name in names
+        for arm in arms_of(MODALITIES[name], sweep)
+        for fraction in sweep.fractions
+    ]
 
 
 def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: bool = True) -> None:
     quiet_lightning()
-    for name in names:
-        modality = MODALITIES[name]
-        for arm in arms_of(modality, sweep):
-            for fraction in sweep.fractions:
-                keys = list(sweep_keys(modality, arm, fraction, sweep))
-                for key in keys:
-                    _run_if_missing(root, modality, key, sweep, log, echo)
-                lr = best_lr(log, modality, arm, fraction, sweep)
-                for seed in sweep.seeds[1:]:
-                    _run_if_missing(root, modality, RunKey(name, arm, fraction, lr, seed), sweep, log, echo)
+
+    def train(key: Any) -> dict[str, Any]:
+        modality = MODALITIES[key.modality]
+        return fit_and_score(root / modality.config, cli_args(root, modality, key, sweep))
+
+    for arm in _arms(names, sweep):
+        run_arm(arm, sweep, log, train, print_run if echo else None)
 
 
-def _run_if_missing(
-    root: Path, modality: Modality, key: RunKey, sweep: Sweep, log: RunLog, echo: bool
-) -> None:
-    if log.get(key) is not None:
-        return
-    run = run_one(root, modality, key, sweep)
-    log.add(run)
-    if echo:
-        print(
-            f"{key.id():45s} val {run['val_acc']:.3f} test {run['test_acc']:.3f} ({run['train_seconds']}s)",
-            flush=True,
-        )
-
-
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Point:
     modality: str
     arm: str
@@ -150,20 +79,24 @@ class Point:
 
 
 def summarise(log: RunLog, names: list[str], sweep: Sweep) -> list[Point]:
+    """One point per arm and fraction whose rate sweep has finished, at its chosen rate."""
     points = []
-    for name in names:
-        modality = MODALITIES[name]
-        for arm in arms_of(modality, sweep):
-            for fraction in sweep.fractions:
-                try:
-                    lr = best_lr(log, modality, arm, fraction, sweep)
-                except LookupError:
-                    continue  # not run yet
-                runs = [log.get(RunKey(name, arm, fraction, lr, s)) for s in sweep.seeds]
-                accs = [float(r["test_acc"]) for r in runs if r is not None]  # type: ignore[arg-type]
-                examples = int(runs[0]["train_examples"]) if runs[0] else 0  # type: ignore[arg-type]
-                std = statistics.stdev(accs) if len(accs) > 1 else 0.0
-                points.append(Point(name, arm, fraction, examples, lr, statistics.mean(accs), std, len(accs)))
+    for arm in _arms(names, sweep):
+        result = arm_result(arm, sweep, log)
+        if result is None:
+            continue  # not run yet
+        points.append(
+            Point(
+                modality=arm.modality,
+                arm=arm.arm,
+                fraction=arm.fraction,
+                train_examples=int(result.runs[0]["train_examples"]),
+                lr=result.lr,
+                test_mean=result.test_mean,
+                test_std=result.test_std,
+                seeds=len(result.runs),
+            )
+        )
     return points
 
 

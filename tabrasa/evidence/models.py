@@ -1,54 +1,34 @@
-"""The probe model every claim trains: token ids → embedder → backbone → last token → linear head.
-
-The embedder is a plain token table and the head tabrasa's own LinearHead, so between two runs only the
-backbone changes. The head reads the last token, not a pooled mean: the long-range and recall tasks put the
-question at the end, and the answer must travel there through the backbone.
-"""
+"""The backbones the claims compare: the encoder at a `Shape`, and the LSTM matched to its size."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
 from torch import nn
 
 from tabrasa.backbone import Encoder, EncoderConfig, SequenceLSTM
-from tabrasa.evidence.tasks import PAD
-from tabrasa.tasks.heads import LinearHead
-
-
-class ProbeModel(nn.Module):
-    """ids (B, N), or (B, N, S) with S ids per position whose embeddings add up (as BERT adds its token,
-    segment and position tables) → class logits (B, classes). Every position is a real token."""
-
-    def __init__(self, backbone: nn.Module, vocab_size: int, classes: int) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(vocab_size, backbone.dim, padding_idx=PAD)
-        nn.init.trunc_normal_(self.embed.weight, std=0.02)  # as TextEmbedder, BERT and GPT-2
-        with torch.no_grad():
-            self.embed.weight[PAD].zero_()
-        self.backbone = backbone
-        self.head = LinearHead(backbone.dim, classes)
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        x = self.embed(ids)  # (B, N, D) or (B, N, S, D)
-        if x.ndim == 4:
-            x = x.sum(dim=2)
-        hidden = self.backbone(x)  # (B, N, D)
-        return self.head(hidden[:, -1])  # (B, classes)
 
 
 def count_parameters(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Shape:
     """Width, depth and heads of the encoder a claim trains (pre-LN, learned positions, no dropout)."""
 
     dim: int = 64
     depth: int = 2
     heads: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("dim", "depth", "heads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"Shape.{name}={getattr(self, name)} must be >= 1")
+        if self.dim % self.heads:
+            raise ValueError(
+                f"Shape.dim={self.dim} must be a multiple of heads={self.heads}: change one of them"
+            )
 
     def encoder(self, max_len: int, **overrides: object) -> Encoder:
         """`overrides` are the ablated EncoderConfig fields (heads, norm)."""

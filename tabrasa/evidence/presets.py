@@ -15,8 +15,8 @@ from tabrasa.evidence.claims import (
     shared_qkv,
 )
 from tabrasa.evidence.models import Shape
-from tabrasa.evidence.tasks import FirstTokensTask, RandomPairsTask, RecallTask
-from tabrasa.evidence.training import TrainConfig
+from tabrasa.evidence.synthetic_tasks import FirstTokensTask, RandomPairsTask, RecallTask
+from tabrasa.evidence.synthetic_training import TrainConfig
 
 SEEDS = {"smoke": (0, 1), "quick": (0, 1), "full": (0, 1, 2)}
 
@@ -28,12 +28,14 @@ _TINY_RECALL_2 = RecallTask(pairs=3, keys=8, values=4, queries=2)
 def _smoke() -> dict[str, Any]:
     fit = TrainConfig(steps=4, batch=8, lr=3e-3, eval_every=2, eval_batches=1)
     return {
-        "long_range": long_range.Settings(FirstTokensTask(length=64, signal=4), _TINY, fit),
+        "long_range": long_range.Settings(task=FirstTokensTask(length=64, signal=4), shape=_TINY, train=fit),
         "rnn_speed": rnn_speed.Settings(lengths=(16, 32), shape=_TINY, batch=4, repeats=2),
-        "heads": heads.Settings((_TINY_RECALL_2,), Shape(dim=32, depth=2, heads=8), train=fit),
-        "layernorm": layernorm.Settings(_TINY_RECALL, _TINY, threshold=0.3, train=fit),
-        "shared_qkv": shared_qkv.Settings(RandomPairsTask(size=32), _TINY, fit),
-        "int8": int8.Settings(_TINY_RECALL, _TINY, fit, wide=_TINY, wide_length=16, batch=4, repeats=2),
+        "heads": heads.Settings(tasks=(_TINY_RECALL_2,), shape=Shape(dim=32, depth=2, heads=8), train=fit),
+        "layernorm": layernorm.Settings(task=_TINY_RECALL, shape=_TINY, threshold=0.3, train=fit),
+        "shared_qkv": shared_qkv.Settings(task=RandomPairsTask(size=32), shape=_TINY, train=fit),
+        "int8": int8.Settings(
+            task=_TINY_RECALL, trained=_TINY, train=fit, wide=_TINY, wide_length=16, batch=4, repeats=2
+        ),
         "path_length": path_length.Settings(lengths=(8, 16, 32), shape=_TINY, samples=2),
     }
 
@@ -53,22 +55,33 @@ def _quick() -> dict[str, Any]:
 def _full() -> dict[str, Any]:
     shape = Shape(dim=128, depth=4, heads=8)
     recall = RecallTask(pairs=32, keys=128, values=32)
-    two_queries = tuple(RecallTask(pairs, 4 * pairs, 16, queries=2) for pairs in (16, 32, 64))
+    two_queries = tuple(
+        RecallTask(pairs=pairs, keys=4 * pairs, values=16, queries=2) for pairs in (16, 32, 64)
+    )
     return {
         "long_range": long_range.Settings(
-            FirstTokensTask(length=1024, signal=32),
-            Shape(dim=128, depth=2, heads=4),
-            TrainConfig(steps=2000, batch=32, lr=1e-3),
+            task=FirstTokensTask(length=1024, signal=32),
+            shape=Shape(dim=128, depth=2, heads=4),
+            train=TrainConfig(steps=2000, batch=32, lr=1e-3),
         ),
         "rnn_speed": rnn_speed.Settings(lengths=(256, 1024, 4096), shape=shape, batch=32, repeats=20),
-        "heads": heads.Settings(two_queries, shape, train=TrainConfig(steps=4000, batch=128, lr=1e-3)),
+        "heads": heads.Settings(
+            tasks=two_queries, shape=shape, train=TrainConfig(steps=4000, batch=128, lr=1e-3)
+        ),
         "layernorm": layernorm.Settings(
-            recall, shape, train=TrainConfig(steps=6000, batch=128, lr=1e-3, eval_every=50)
+            task=recall, shape=shape, train=TrainConfig(steps=6000, batch=128, lr=1e-3, eval_every=50)
         ),
         "shared_qkv": shared_qkv.Settings(
-            RandomPairsTask(size=16384), Shape(dim=64, depth=2, heads=4), TrainConfig(4000, 256, 2e-3)
+            task=RandomPairsTask(size=16384),
+            shape=Shape(dim=64, depth=2, heads=4),
+            train=TrainConfig(steps=4000, batch=256, lr=2e-3),
         ),
-        "int8": int8.Settings(recall, Shape(dim=128, depth=2, heads=4), wide=Shape(512, 6, 8), repeats=20),
+        "int8": int8.Settings(
+            task=recall,
+            trained=Shape(dim=128, depth=2, heads=4),
+            wide=Shape(dim=512, depth=6, heads=8),
+            repeats=20,
+        ),
         "path_length": path_length.Settings(lengths=(64, 256, 1024, 4096), shape=shape, samples=8),
     }
 

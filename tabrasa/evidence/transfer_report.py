@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tabrasa.evidence.plotting import log_x_axes, pyplot, save
 from tabrasa.evidence.transfer import FREEZES, TransferCell, pretraining_gain
 
 
@@ -42,26 +43,13 @@ def transfer_table(cells: list[TransferCell]) -> str:
 
 
 def plot_transfer(cells: list[TransferCell], out_dir: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(dict.fromkeys(c.modality for c in cells))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
+    fig, axes = pyplot().subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         for c in (c for c in cells if c.modality == name):
             rates = [float(r) for r in c.test_by_lr]
             style = "-" if c.init == "pretrained" else "--"
             ax.plot(rates, list(c.test_by_lr.values()), style, marker="o", label=f"{c.init}, {c.freeze}")
-        ax.set_xscale("log")
-        ax.set_xlabel("learning rate")
-        ax.set_ylabel("test accuracy (seed 0)")
-        ax.set_title(f"{name}: MiniLM backbone")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out_dir / "transfer.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+        title = f"{name}: MiniLM backbone"
+        log_x_axes(ax, xlabel="learning rate", ylabel="test accuracy (seed 0)", title=title, legend_size=7)
+    return save(fig, out_dir / "transfer.png")

@@ -6,11 +6,14 @@
     tokens = model.embedder(batch)
     hidden = model.encoder(tokens.x, tokens.mask)  # (B, N, 384)
 
-`load_into` is what a task calls after building its embedder and backbone from a config.
+`load_into` is what a task calls after building its embedder and backbone from a config: once, when a
+fine-tune starts (Lightning's `configure_model`), never when a fine-tuned checkpoint is restored, whose
+weights already hold everything the base checkpoint gave.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,16 +22,17 @@ import torch
 from torch import nn
 
 from tabrasa.backbone.encoder import Encoder
+from tabrasa.errors import UserError
 from tabrasa.pretrained.config import PretrainedConfig, PretrainedSource, config_differences
 from tabrasa.pretrained.engine import KeyMap, check_fit, map_keys, shapes_of
-from tabrasa.pretrained.families import get_family
-from tabrasa.pretrained.family import Family
-from tabrasa.pretrained.resample import fit_positions, resized_config, target_grid
+from tabrasa.pretrained.families import Family, get_family
+from tabrasa.pretrained.resample import fit_positions, target_grid
 from tabrasa.pretrained.sources import Checkpoint, read_checkpoint
-from tabrasa.pretrained.specs import build_embedder, build_tokenizer
+from tabrasa.pretrained.specs import build_embedder, build_tokenizer, embedder_class
 from tabrasa.tokenizers.base import Embedder, Tokenizer
 
 POSITIONS = "positions.weight"
+RESIZABLE = ("n_mels", "frames")  # AST input sizes that follow a resampled position grid
 NO_FOLDER = Path("/dev/null/no-folder")  # a dry run has no files beside the weights (no tokenizer)
 
 
@@ -54,7 +58,9 @@ def read_source(
 ) -> tuple[Family, Checkpoint, PretrainedConfig]:
     """Read a checkpoint and translate its config; `config` replaces a missing or unwanted config file."""
     fam = get_family(family)
-    ckpt = read_checkpoint(path, prefix, allow_download, config, fam.config_file)
+    ckpt = read_checkpoint(path, prefix, allow_download, config, fam.config_file, fam.reader)
+    if ckpt.config is None and fam.infer_config is not None:
+        ckpt.config = fam.infer_config(ckpt.state)
     if ckpt.config is None:
         raise FileNotFoundError(
             f"{path}: no {fam.config_file} beside the weights; pass config={{...}} with the {family} "
@@ -83,7 +89,7 @@ def load_pretrained(
     pconf = original
     if max_len is not None or grid is not None:
         rows = max_len if grid is None else original.prefix_tokens + grid[0] * grid[1]
-        pconf = resized_config(original, rows, grid if original.grid is not None else None)
+        pconf = original.fitted(rows, grid if original.grid is not None else None)
     encoder = Encoder(pconf.encoder)
     embedder = build_embedder(pconf.embedder, pconf.encoder.dim)
     ignored = _load_weights(fam, ckpt, original, encoder, embedder, resample_positions, pconf.grid, str(path))
@@ -92,13 +98,17 @@ def load_pretrained(
 
 
 def load_into(
-    source: PretrainedSource, backbone: Encoder, embedder: Embedder | None = None
+    source: PretrainedSource,
+    backbone: Encoder,
+    embedder: Embedder | None = None,
+    head: nn.Module | None = None,
 ) -> PretrainedConfig:
     """Load `source` into modules a task built from its config; refuses any backbone field that differs.
 
     With `source.load_embedder` (default) the embedder must be the family's kind (e.g. TextEmbedder with
     token types for BERT, EsmEmbedder for ESM-2: build it with EsmProteinTokenizer); without it only the
-    backbone is loaded, so another modality's embedder can feed it.
+    backbone is loaded, so another modality's embedder can feed it. With `source.load_head` the task head
+    written beside a converted run's backbone goes into `head` as well.
     """
     if not isinstance(backbone, Encoder):
         raise TypeError(
@@ -118,8 +128,30 @@ def load_into(
     if grid is None and source.load_embedder:
         grid = getattr(embedder, "grid", None)  # AST's embedder knows its patch grid
     target = embedder if source.load_embedder else None
+    head_weights = _head_weights(source, ckpt.folder, head) if source.load_head else None
     _load_weights(fam, ckpt, pconf, backbone, target, source.resample_positions, grid, source.path)
-    return resized_config(pconf, backbone.config.max_len, _grid_after(pconf, backbone, grid))
+    if head is not None and head_weights is not None:
+        with torch.no_grad():
+            head.load_state_dict(head_weights, strict=True)
+    return pconf.fitted(backbone.config.max_len, _grid_after(pconf, backbone, grid))
+
+
+def _head_weights(source: PretrainedSource, folder: Path, head: nn.Module | None) -> dict[str, torch.Tensor]:
+    """The saved head, checked against the task's head before anything is loaded."""
+    from tabrasa.pretrained.from_run import head_state
+
+    if head is None:
+        raise UserError(f"load_head: true for {source.path}, but no head was given to load it into")
+    weights, meta = head_state(folder)
+    mine = shapes_of(head.state_dict())
+    if set(weights) != set(mine) or any(tuple(weights[k].shape) != mine[k] for k in mine):
+        outputs = mine.get("fc.weight", (0,))[0]
+        raise UserError(
+            f"the head saved in {folder} (task {meta.get('task', '?')!r}, {meta.get('num_outputs', '?')} "
+            f"outputs) does not fit this task's head ({outputs} outputs, num_outputs from the data "
+            f"module); set load_head: false to start a fresh head, or use the data the head was trained on"
+        )
+    return weights
 
 
 def _grid_after(
@@ -131,19 +163,28 @@ def _grid_after(
 
 
 def _check_embedder(embedder: Embedder | None, pconf: PretrainedConfig, source: PretrainedSource) -> None:
-    expected = get_family(pconf.family).embedder_type
-    wanted = pconf.embedder.get("token_dropout")
-    if wanted is not None and getattr(embedder, "token_dropout", wanted) != wanted:
-        raise ValueError(
-            f"{source.path} was trained with token_dropout={wanted} but the embedder has "
-            f"token_dropout={not wanted}; build EsmProteinTokenizer(token_dropout={wanted})"
-        )
-    if embedder is None or not isinstance(embedder, expected):
+    """The embedder must be the checkpoint's class with the checkpoint's spec; weights of the right shapes
+    in an embedder with another rule (ESM's token dropout, a missing class token) would change the model.
+    Input sizes may differ when the positions are resampled to them."""
+    expected = embedder_class(pconf.embedder)
+    if embedder is None or type(embedder) is not expected:
         got = type(embedder).__name__ if embedder is not None else "no embedder"
         raise TypeError(
             f"{source.family} checkpoint {source.path} holds weights for a {expected.__name__}, but got "
             f"{got}. Use the family's tokenizer (load_pretrained(...).tokenizer shows it), or set "
             f"load_embedder: false to load only the backbone"
+        )
+    mine, theirs = embedder.to_spec(), pconf.embedder  # type: ignore[operator]
+    diffs = [
+        f"{f}: embedder {getattr(mine, f)!r}, checkpoint {getattr(theirs, f)!r}"
+        for f in (field.name for field in dataclasses.fields(theirs))  # type: ignore[arg-type]
+        if getattr(mine, f) != getattr(theirs, f) and not (source.resample_positions and f in RESIZABLE)
+    ]
+    if diffs:
+        raise ValueError(
+            f"the embedder does not match the {pconf.family} checkpoint {source.path}; build it with the "
+            f"family's tokenizer (PretrainedTokenizer) or these settings:\n"
+            + "\n".join(f"  {d}" for d in diffs)
         )
 
 
@@ -158,7 +199,7 @@ def _load_weights(
     source: str,
 ) -> list[str]:
     """Map, fit positions, check every key and shape, then load; nothing is loaded unless all fit."""
-    key_map = fam.key_map or KeyMap(rules={k: k for k in ckpt.state})
+    key_map = fam.keys(pconf) or KeyMap(rules={k: k for k in ckpt.state})
     mapped = map_keys(ckpt.state, key_map, source)
     encoder_state = _section(mapped.state, "encoder.")
     embedder_state = _section(mapped.state, "embedder.")
@@ -187,7 +228,7 @@ def check_checkpoint(family: str, state: dict[str, torch.Tensor], config: dict[s
     with torch.device("meta"):
         backbone = Encoder(pconf.encoder)
         embedder = build_embedder(pconf.embedder, pconf.encoder.dim)
-    mapped = map_keys(state, fam.key_map or KeyMap(rules={k: k for k in state}), family)
+    mapped = map_keys(state, fam.keys(pconf) or KeyMap(rules={k: k for k in state}), family)
     check_fit(_section(mapped.state, "encoder."), shapes_of(backbone.state_dict()), f"{family} (backbone)")
     check_fit(_section(mapped.state, "embedder."), shapes_of(embedder.state_dict()), f"{family} (embedder)")
     return pconf

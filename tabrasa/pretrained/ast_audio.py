@@ -1,7 +1,7 @@
 """AST, the Audio Spectrogram Transformer (Gong et al. 2021), in the Hugging Face file layout (family `ast`).
 
 A ViT over a Kaldi-fbank spectrogram: the same blocks as `vit_hf`, with overlapping patches and two prefix
-tokens (see `ast_embedding.py`). ASTForAudioClassification files carry the backbone under
+tokens (see `tabrasa/tokenizers/ast.py`). ASTForAudioClassification files carry the backbone under
 `audio_spectrogram_transformer.`: load them with that prefix.
 """
 
@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tabrasa.pretrained.ast_embedding import AST_MEAN, AST_STD, ASTEmbedder, ast_grid
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.family import Family, require
+from tabrasa.pretrained.families import Family, require
 from tabrasa.pretrained.vit_hf import LAYER_RULES, vit_encoder_config, vit_export_config
+from tabrasa.tokenizers.ast import AST_MEAN, AST_STD, ASTEmbedderSpec, ASTTokenizerSpec, ast_grid
 
 KEY_MAP = KeyMap(
     rules={
@@ -37,31 +37,29 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     n_mels, frames = require(config, "num_mel_bins", name), require(config, "max_length", name)
     grid = ast_grid(n_mels, frames, (patch, patch), stride)
     encoder = vit_encoder_config(config, name, max_len=2 + grid[0] * grid[1])
-    shape = {"n_mels": n_mels, "frames": frames, "patch_size": [patch, patch], "stride": list(stride)}
+    embedder = ASTEmbedderSpec(n_mels, frames, (patch, patch), stride)
     file = folder / "preprocessor_config.json"
     features = json.loads(file.read_text()) if file.exists() else {}
-    tokenizer = {
-        "kind": "ast",
-        **shape,
-        "mean": features.get("mean", AST_MEAN),
-        "std": features.get("std", AST_STD),
-        "sample_rate": features.get("sampling_rate", 16000),
-    }
-    return PretrainedConfig(name, encoder, {"kind": "ast", **shape}, tokenizer, grid, 2, source=config)
+    tokenizer = ASTTokenizerSpec(
+        n_mels, frames, (patch, patch), stride, features.get("mean", AST_MEAN), features.get("std", AST_STD),
+        features.get("sampling_rate", 16000),
+    )  # fmt: skip
+    return PretrainedConfig(name, encoder, embedder, tokenizer, grid, 2, source=config)
 
 
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
     spec = config.embedder
+    assert isinstance(spec, ASTEmbedderSpec)
     return {
         **vit_export_config(config),
         "architectures": ["ASTModel"],
         "model_type": "audio-spectrogram-transformer",
-        "patch_size": spec["patch_size"][0],
-        "frequency_stride": spec["stride"][0],
-        "time_stride": spec["stride"][1],
-        "num_mel_bins": spec["n_mels"],
-        "max_length": spec["frames"],
+        "patch_size": spec.patch_size[0],
+        "frequency_stride": spec.stride[0],
+        "time_stride": spec.stride[1],
+        "num_mel_bins": spec.n_mels,
+        "max_length": spec.frames,
     }
 
 
-FAMILY = Family("ast", KEY_MAP, translate, ASTEmbedder, export_config)
+FAMILY = Family("ast", KEY_MAP, translate, export_config)

@@ -13,8 +13,8 @@ from typing import Any
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.family import Family, activation, mlp_ratio, refuse, require
-from tabrasa.tokenizers.text import TextEmbedder
+from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.tokenizers.text import TextEmbedderSpec, TextTokenizerSpec
 
 LAYER = "encoder.layer.{}."
 BLOCK = "encoder.blocks.{}."
@@ -70,29 +70,27 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
         positions="learned",
         max_len=require(config, "max_position_embeddings", name),
     )
-    embedder = {
-        "kind": "text",
-        "vocab_size": require(config, "vocab_size", name),
-        "pad_id": config.get("pad_token_id", 0),
-        "type_vocab_size": config.get("type_vocab_size", 2),
-    }
+    embedder = TextEmbedderSpec(
+        require(config, "vocab_size", name), config.get("pad_token_id", 0), config.get("type_vocab_size", 2)
+    )
     return PretrainedConfig(
         name, encoder, embedder, text_tokenizer_spec(folder, encoder.max_len), source=config
     )
 
 
-def text_tokenizer_spec(folder: Path, max_length: int) -> dict[str, Any] | None:
+def text_tokenizer_spec(folder: Path, max_length: int) -> TextTokenizerSpec | None:
     """The subword vocabulary beside the weights, if there is one (tokenizer.json, else vocab.txt)."""
     for file in ("tokenizer.json", "vocab.txt"):
         if (folder / file).exists():
             settings = folder / "tokenizer_config.json"
             lower = json.loads(settings.read_text()).get("do_lower_case", True) if settings.exists() else True
-            return {"kind": "text", "file": file, "max_length": max_length, "lowercase": lower}
+            return TextTokenizerSpec(file, max_length, lowercase=lower)
     return None
 
 
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
-    e = config.encoder
+    e, embedder = config.encoder, config.embedder
+    assert isinstance(embedder, TextEmbedderSpec)
     return {
         **config.source,
         "architectures": ["BertModel"],
@@ -103,12 +101,12 @@ def export_config(config: PretrainedConfig) -> dict[str, Any]:
         "intermediate_size": e.mlp_dim,
         "layer_norm_eps": e.norm_eps,
         "max_position_embeddings": e.max_len,
-        "vocab_size": config.embedder["vocab_size"],
-        "type_vocab_size": config.embedder["type_vocab_size"],
-        "pad_token_id": config.embedder["pad_id"],
+        "vocab_size": embedder.vocab_size,
+        "type_vocab_size": embedder.type_vocab_size,
+        "pad_token_id": embedder.pad_id,
         "hidden_act": {"gelu_tanh": "gelu_new"}.get(e.activation, e.activation),
         "position_embedding_type": "absolute",
     }
 
 
-FAMILY = Family("bert", KEY_MAP, translate, TextEmbedder, export_config)
+FAMILY = Family("bert", KEY_MAP, translate, export_config)

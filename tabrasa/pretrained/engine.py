@@ -28,6 +28,14 @@ class To:
         query, key and value (0, 1, 2 of 3) fused into `attn.qkv`.
     transpose: the source stores a Linear weight as (in, out), as GPT-2's Conv1D does.
     squeeze: the source has this many extra leading size-1 dims (ViT's (1, N, D) position table).
+    zero_parts: parts of the target the source does not store, filled with zeros (Whisper's key projection
+        has no bias; a key bias only shifts every logit of a query equally, which softmax ignores, so
+        export drops it without changing the model).
+    drop_rows: leading rows of the source (after squeeze) that tabrasa never reads, dropped on import and
+        restored as zeros on export (RoBERTa's position table starts at padding index + 1).
+    zero_rows: leading rows tabrasa has but the source lacks, prepended as zeros on import and dropped on
+        export, which refuses them once they are no longer zero (timm's `no_embed_class`: the class token
+        takes no position, i.e. a zero row).
     """
 
     key: str
@@ -35,14 +43,30 @@ class To:
     parts: int = 1
     transpose: bool = False
     squeeze: int = 0
+    zero_parts: tuple[int, ...] = ()
+    drop_rows: int = 0
+    zero_rows: int = 0
 
     def forward(self, t: torch.Tensor) -> torch.Tensor:
         for _ in range(self.squeeze):
             t = t.squeeze(0)
+        t = t[self.drop_rows :]
+        if self.zero_rows:
+            t = torch.cat([t.new_zeros(self.zero_rows, *t.shape[1:]), t])
         return t.t() if self.transpose else t
 
     def inverse(self, t: torch.Tensor) -> torch.Tensor:
         t = t.t() if self.transpose else t
+        if self.zero_rows:
+            if bool(t[: self.zero_rows].any()):
+                raise CheckpointMismatchError(
+                    f"{self.key}: its first {self.zero_rows} row(s) are not zero (they were trained), but "
+                    f"the source layout has no place for them, so the export would change the model. Keep "
+                    f"them frozen at zero when fine-tuning, or keep tabrasa's format (--to tabrasa)"
+                )
+            t = t[self.zero_rows :]
+        if self.drop_rows:
+            t = torch.cat([t.new_zeros(self.drop_rows, *t.shape[1:]), t])
         for _ in range(self.squeeze):
             t = t.unsqueeze(0)
         return t.contiguous()
@@ -93,6 +117,7 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
     rules = [(_pattern(src), to) for src, to in key_map.targets().items()]
     pieces: dict[str, dict[int, torch.Tensor]] = {}
     parts_of: dict[str, int] = {}
+    zeros_of: dict[str, tuple[int, ...]] = {}
     unknown, ignored, twice = [], [], []
     for raw_key, tensor in state.items():
         key = _rename(raw_key, key_map.renames)
@@ -107,6 +132,7 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
                     twice.append(f"{target} (again from {raw_key})")
                 pieces.setdefault(target, {})[to.part] = to.forward(tensor)
                 parts_of[target] = to.parts
+                zeros_of[target] = to.zero_parts
                 break
         else:
             unknown.append(raw_key)
@@ -120,6 +146,8 @@ def map_keys(state: Mapping[str, torch.Tensor], key_map: KeyMap, source: str = "
         raise CheckpointMismatchError(f"{source} fills a target twice:\n" + _listing("filled twice", twice))
     out, incomplete = {}, []
     for target, parts in pieces.items():
+        like = next(iter(parts.values()))
+        parts |= {i: torch.zeros_like(like) for i in zeros_of[target] if i not in parts}
         if len(parts) != parts_of[target]:
             incomplete.append(f"{target} (has parts {sorted(parts)} of {parts_of[target]})")
             continue

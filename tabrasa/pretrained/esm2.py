@@ -1,8 +1,8 @@
 """ESM-2 (Lin et al. 2023) in the Hugging Face EsmModel file layout (family `esm2`).
 
 Pre-LN blocks with rotary positions (half-split pairing, as tabrasa's RotaryPositions), a final
-`emb_layer_norm_after`, and ESM's token-dropout embedding rule (see `esm_embedding.py`). Files saved from
-EsmForMaskedLM carry the backbone under `esm.`: load them with prefix="esm.".
+`emb_layer_norm_after`, and ESM's token-dropout embedding rule (see `tabrasa/tokenizers/esm.py`).
+Files saved from EsmForMaskedLM carry the backbone under `esm.`: load them with prefix="esm.".
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.esm_embedding import EsmEmbedder
-from tabrasa.pretrained.family import Family, activation, mlp_ratio, refuse, require
+from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.tokenizers.esm import EsmEmbedderSpec, EsmTokenizerSpec
 from tabrasa.tokenizers.protein import ESM_ALPHABET, MASK_ID, PAD_ID
 
 LAYER = "encoder.layer.{}."
@@ -97,10 +97,10 @@ def esm_encoder_config(
 def esm_config(
     family: str, encoder: EncoderConfig, token_dropout: bool, source: dict[str, Any]
 ) -> PretrainedConfig:
-    embedder = {"kind": "esm", "token_dropout": token_dropout}
+    embedder = EsmEmbedderSpec(token_dropout)
     # ESM-2 was trained on crops of 1024 tokens; a smaller rotary table (tiny test models) caps it.
     max_length = min(1024, encoder.max_len)
-    tokenizer = {"kind": "protein", "max_length": max_length, "token_dropout": token_dropout}
+    tokenizer = EsmTokenizerSpec(max_length, token_dropout)
     return PretrainedConfig(family, encoder, embedder, tokenizer, source=source)
 
 
@@ -118,11 +118,11 @@ def export_config(config: PretrainedConfig) -> dict[str, Any]:
         "max_position_embeddings": e.max_len,
         "position_embedding_type": "rotary",
         "emb_layer_norm_before": False,
-        "token_dropout": config.embedder["token_dropout"],
+        "token_dropout": config.embedder.token_dropout,  # type: ignore[attr-defined]
         "vocab_size": len(ESM_ALPHABET),
         "mask_token_id": MASK_ID,
         "pad_token_id": PAD_ID,
     }
 
 
-FAMILY = Family("esm2", KEY_MAP, translate, EsmEmbedder, export_config)
+FAMILY = Family("esm2", KEY_MAP, translate, export_config)

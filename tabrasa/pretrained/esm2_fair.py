@@ -13,8 +13,7 @@ from typing import Any
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
 from tabrasa.pretrained.esm2 import esm_config, esm_encoder_config
-from tabrasa.pretrained.esm_embedding import EsmEmbedder
-from tabrasa.pretrained.family import Family, require
+from tabrasa.pretrained.families import Family, require
 
 WB = ("weight", "bias")
 
@@ -66,7 +65,7 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
     e = config.encoder
     return {"num_layers": e.depth, "embed_dim": e.dim, "attention_heads": e.heads,
-            "token_dropout": config.embedder["token_dropout"]}  # fmt: skip
+            "token_dropout": config.embedder.token_dropout}  # type: ignore[attr-defined]  # fmt: skip
 
 
-FAMILY = Family("esm2_fair", KEY_MAP, translate, EsmEmbedder, export_config)
+FAMILY = Family("esm2_fair", KEY_MAP, translate, export_config)

@@ -25,10 +25,10 @@ def export_state(
     encoder: nn.Module, embedder: nn.Module, config: PretrainedConfig
 ) -> dict[str, torch.Tensor]:
     """The source family's state dict for these modules."""
-    family = get_family(config.family)
-    if family.key_map is None:
+    key_map = get_family(config.family).keys(config)
+    if key_map is None:
         raise ValueError(f"family {config.family!r} has no source layout to export to")
-    state = export_keys(module_state(encoder, embedder), family.key_map)
+    state = export_keys(module_state(encoder, embedder), key_map)
     return {k: v.clone().contiguous() for k, v in state.items()}
 
 

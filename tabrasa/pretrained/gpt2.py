@@ -13,8 +13,8 @@ from typing import Any
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.family import Family, activation, mlp_ratio, refuse, require
-from tabrasa.tokenizers.text import TextEmbedder
+from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.tokenizers.text import TextEmbedderSpec
 
 KEY_MAP = KeyMap(
     rules={
@@ -73,7 +73,7 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
         max_len=require(config, "n_positions", name),
         causal=True,
     )
-    embedder = {"kind": "text", "vocab_size": require(config, "vocab_size", name), "pad_id": None}
+    embedder = TextEmbedderSpec(require(config, "vocab_size", name), pad_id=None)
     return PretrainedConfig(name, encoder, embedder, None, source=config)
 
 
@@ -89,9 +89,9 @@ def export_config(config: PretrainedConfig) -> dict[str, Any]:
         "n_inner": e.mlp_dim,
         "layer_norm_epsilon": e.norm_eps,
         "n_positions": e.max_len,
-        "vocab_size": config.embedder["vocab_size"],
+        "vocab_size": config.embedder.vocab_size,  # type: ignore[attr-defined]
         "activation_function": {"gelu_tanh": "gelu_new"}.get(e.activation, e.activation),
     }
 
 
-FAMILY = Family("gpt2", KEY_MAP, translate, TextEmbedder, export_config)
+FAMILY = Family("gpt2", KEY_MAP, translate, export_config)

@@ -9,7 +9,6 @@ linear interpolation of the old table (the approximation, Dosovitskiy et al. 202
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import torch
@@ -71,23 +70,3 @@ def _resample_grid(table: torch.Tensor, config: PretrainedConfig, new: tuple[int
         table[None], new_size=list(new), old_size=list(config.grid), num_prefix_tokens=config.prefix_tokens
     )
     return out[0].contiguous()
-
-
-def resized_config(config: PretrainedConfig, max_len: int, grid: tuple[int, int] | None) -> PretrainedConfig:
-    """The checkpoint's config after its positions were fitted to `max_len` rows (and `grid`): the input
-    sizes in the embedder and tokenizer specs follow, so a rebuilt tokenizer makes inputs that fit."""
-    embedder, tokenizer = dict(config.embedder), dict(config.tokenizer or {}) or None
-    if grid is not None and embedder["kind"] == "image" and tokenizer is not None:
-        tokenizer["image_size"] = [g * p for g, p in zip(grid, embedder["patch_size"], strict=True)]
-    if grid is not None and embedder["kind"] == "ast":
-        # Inverse of ast_grid: the spectrogram size whose overlapping patches form `grid`.
-        n_mels, frames = (
-            (g - 1) * s + p for g, s, p in zip(grid, embedder["stride"], embedder["patch_size"], strict=True)
-        )
-        embedder |= {"n_mels": n_mels, "frames": frames}
-        if tokenizer is not None:
-            tokenizer |= {"n_mels": n_mels, "frames": frames}
-    if tokenizer is not None and tokenizer["kind"] == "text":
-        tokenizer["max_length"] = max_len
-    encoder = dataclasses.replace(config.encoder, max_len=max_len)
-    return dataclasses.replace(config, encoder=encoder, grid=grid, embedder=embedder, tokenizer=tokenizer)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,9 +80,11 @@ def read_checkpoint(
     allow_download: bool = False,
     config: dict[str, Any] | None = None,
     config_file: str = "config.json",
+    reader: Callable[[Path], dict[str, torch.Tensor]] | None = None,
 ) -> Checkpoint:
     """Read weights (and `config_file` beside them, unless `config` is given) from `path`.
 
+    reader: a family's own file format (CTranslate2's model.bin); default safetensors or torch state dicts.
     prefix: a leading name the backbone's keys carry and that is removed (`bert.` in BertForMaskedLM
     files, `esm.` in EsmForMaskedLM files); it is never guessed.
     """
@@ -89,7 +92,7 @@ def read_checkpoint(
     files = _weight_files(resolved)
     state: dict[str, torch.Tensor] = {}
     for file in files:
-        state.update(_read_file(file))
+        state.update((reader or _read_file)(file))
     if prefix:
         state = _strip_prefix(state, prefix, str(path))
     folder, config = read_config(resolved, config, config_file)

@@ -1,7 +1,7 @@
-"""Embedders and tokenizers rebuilt from the small JSON specs a `PretrainedConfig` carries.
+"""The one registry from a spec's `kind` (as stored in `tabrasa.json`) to the class that builds it.
 
-A spec names a kind and the numbers that kind needs, so a converted checkpoint's `tabrasa.json` is enough
-to rebuild the learned and the preprocessing halves of its tokenizer without the source library.
+Every embedder and tokenizer a checkpoint can name carries its own typed spec and `to_spec`/`from_spec`
+(see `tabrasa.tokenizers.specs`); nothing else in tabrasa switches on a kind.
 """
 
 from __future__ import annotations
@@ -9,65 +9,71 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tabrasa.pretrained.ast_embedding import ASTEmbedder, ASTTokenizer
-from tabrasa.pretrained.esm_embedding import EsmEmbedder, EsmProteinTokenizer
+from tabrasa.tokenizers.ast import ASTEmbedder, ASTEmbedderSpec, ASTTokenizer, ASTTokenizerSpec
 from tabrasa.tokenizers.base import Embedder, Tokenizer
-from tabrasa.tokenizers.image import ImageEmbedder, ImageTokenizer
-from tabrasa.tokenizers.text import TextEmbedder, TextTokenizer, load_subword_tokenizer
+from tabrasa.tokenizers.deit import DeitEmbedder, DeitEmbedderSpec
+from tabrasa.tokenizers.esm import EsmEmbedder, EsmEmbedderSpec, EsmProteinTokenizer, EsmTokenizerSpec
+from tabrasa.tokenizers.image import ImageEmbedder, ImageEmbedderSpec, ImageTokenizer, ImageTokenizerSpec
+from tabrasa.tokenizers.specs import Spec
+from tabrasa.tokenizers.text import TextEmbedder, TextEmbedderSpec, TextTokenizer, TextTokenizerSpec
+from tabrasa.tokenizers.whisper import (
+    WhisperEmbedder,
+    WhisperEmbedderSpec,
+    WhisperTokenizer,
+    WhisperTokenizerSpec,
+)
+
+# (class, its spec) pairs; a spec's `kind` is declared once, on the spec dataclass.
+EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = {
+    spec.kind: (cls, spec)
+    for cls, spec in (
+        (TextEmbedder, TextEmbedderSpec),
+        (ImageEmbedder, ImageEmbedderSpec),
+        (DeitEmbedder, DeitEmbedderSpec),
+        (EsmEmbedder, EsmEmbedderSpec),
+        (ASTEmbedder, ASTEmbedderSpec),
+        (WhisperEmbedder, WhisperEmbedderSpec),
+    )
+}
+TOKENIZERS: dict[str, tuple[type[Tokenizer], type[Spec]]] = {
+    spec.kind: (cls, spec)
+    for cls, spec in (
+        (TextTokenizer, TextTokenizerSpec),
+        (ImageTokenizer, ImageTokenizerSpec),
+        (EsmProteinTokenizer, EsmTokenizerSpec),
+        (ASTTokenizer, ASTTokenizerSpec),
+        (WhisperTokenizer, WhisperTokenizerSpec),
+    )
+}
 
 
-def build_embedder(spec: dict[str, Any], dim: int) -> Embedder:
-    kind = spec.get("kind")
-    if kind == "text":
-        embedder = TextEmbedder(
-            spec["vocab_size"], dim, spec.get("pad_id") or 0, spec.get("type_vocab_size", 0)
-        )
-        if spec.get("pad_id") is None:
-            # No pad token (GPT-2): no embedding row may be frozen as padding_idx would freeze it.
-            embedder.token_embed.padding_idx = None
-        return embedder
-    if kind == "image":
-        return ImageEmbedder(spec["channels"], tuple(spec["patch_size"]), dim, cls_token=spec["cls_token"])
-    if kind == "esm":
-        return EsmEmbedder(dim, token_dropout=spec["token_dropout"])
-    if kind == "ast":
-        return ASTEmbedder(
-            dim, spec["n_mels"], spec["frames"], tuple(spec["patch_size"]), tuple(spec["stride"])
-        )
-    raise ValueError(f"embedder spec kind={kind!r} is not known; expected text, image, esm or ast")
+def embedder_spec(data: dict[str, Any]) -> Spec:
+    """A spec read back from JSON."""
+    return _lookup(EMBEDDERS, data, "embedder")[1].from_json(data)
 
 
-def build_tokenizer(spec: dict[str, Any] | None, folder: Path) -> Tokenizer | None:
+def tokenizer_spec(data: dict[str, Any] | None) -> Spec | None:
+    return None if data is None else _lookup(TOKENIZERS, data, "tokenizer")[1].from_json(data)
+
+
+def _lookup(
+    registry: dict[str, tuple[type, type[Spec]]], data: dict[str, Any], what: str
+) -> tuple[type, type[Spec]]:
+    kind = data.get("kind")
+    if kind not in registry:
+        raise ValueError(f"{what} spec kind={kind!r} is not known; expected one of {', '.join(registry)}")
+    return registry[kind]
+
+
+def embedder_class(spec: Spec) -> type[Embedder]:
+    return EMBEDDERS[spec.kind][0]
+
+
+def build_embedder(spec: Spec, dim: int) -> Embedder:
+    return EMBEDDERS[spec.kind][0].from_spec(spec, dim)  # type: ignore[attr-defined]
+
+
+def build_tokenizer(spec: Spec | None, folder: Path) -> Tokenizer | None:
     if spec is None:
         return None
-    kind = spec.get("kind")
-    if kind == "text":
-        hf = load_subword_tokenizer(folder / spec["file"], lowercase=spec.get("lowercase", True))
-        # A tokenizer.json may carry its own padding and truncation (sentence-transformers ships Fixed(128)
-        # padding): every text would become 128 ids, pads unmasked, longer ones cut silently. Batching and
-        # truncation are TextTokenizer's (explicit policy, counted), so the file's settings are switched off.
-        hf.no_padding()
-        hf.no_truncation()
-        return TextTokenizer(hf, max_length=spec["max_length"], truncation=spec.get("truncation", "head"))
-    if kind == "image":
-        return ImageTokenizer(
-            patch_size=tuple(spec["patch_size"]),
-            channels=spec["channels"],
-            image_size=tuple(spec["image_size"]),
-            mean=spec["mean"],
-            std=spec["std"],
-            cls_token=spec["cls_token"],
-        )
-    if kind == "protein":
-        return EsmProteinTokenizer(
-            spec["max_length"], spec.get("truncation", "head"), token_dropout=spec["token_dropout"]
-        )
-    if kind == "ast":
-        shape = {k: spec[k] for k in ("n_mels", "frames", "mean", "std", "sample_rate")}
-        return ASTTokenizer(**shape, patch_size=tuple(spec["patch_size"]), stride=tuple(spec["stride"]))
-    raise ValueError(f"tokenizer spec kind={kind!r} is not known; expected text, image, protein or ast")
-
-
-def tokenizer_files(spec: dict[str, Any] | None) -> list[str]:
-    """Files beside the weights that a tokenizer spec reads (copied by convert and export)."""
-    return [spec["file"]] if spec and "file" in spec else []
+    return TOKENIZERS[spec.kind][0].from_spec(spec, folder)  # type: ignore[attr-defined]

@@ -15,8 +15,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.family import Family
-from tabrasa.pretrained.specs import tokenizer_files
+from tabrasa.pretrained.families import Family
 from tabrasa.tokenizers.base import Embedder
 
 FORMAT_FILE = "tabrasa.json"
@@ -32,7 +31,7 @@ def module_state(encoder: nn.Module, embedder: nn.Module | None) -> dict[str, to
 
 
 def copy_tokenizer_files(config: PretrainedConfig, source: Path | None, out: Path) -> None:
-    for name in tokenizer_files(config.tokenizer):
+    for name in config.tokenizer.files() if config.tokenizer is not None else []:
         if source is None or not (source / name).exists():
             raise FileNotFoundError(f"tokenizer file {name} is not in {source}; it cannot be copied to {out}")
         if (source / name).resolve() != (out / name).resolve():
@@ -69,4 +68,4 @@ def translate(document: dict[str, Any], folder: Path) -> PretrainedConfig:
 
 
 # key_map None: the file is already in tabrasa's names; the engine still checks every key and shape.
-FAMILY = Family("tabrasa", None, translate, Embedder, None, config_file=FORMAT_FILE)
+FAMILY = Family("tabrasa", None, translate, None, config_file=FORMAT_FILE)

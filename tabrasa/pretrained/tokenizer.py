@@ -12,6 +12,7 @@ vocabulary files, never the weights.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tabrasa.pretrained.families import get_family
@@ -42,14 +43,14 @@ class PretrainedTokenizer(Tokenizer):
         if spec is None:
             raise ValueError(f"{family} checkpoints ship no tokenizer tabrasa can rebuild ({path})")
         if max_length is not None or truncation != "head":
-            if spec["kind"] not in ("text", "protein"):
+            if not hasattr(spec, "max_length"):
                 raise ValueError(
-                    f"max_length/truncation apply to text and protein tokenizers, not {spec['kind']}"
+                    f"max_length/truncation apply to text and protein tokenizers, not {spec.kind}"
                 )
-            spec = {**spec, "max_length": max_length or spec["max_length"], "truncation": truncation}
-        if spec.get("max_length", 0) > self.config.encoder.max_len:
+            spec = replace(spec, max_length=max_length or spec.max_length, truncation=truncation)
+        if getattr(spec, "max_length", 0) > self.config.encoder.max_len:
             raise ValueError(
-                f"max_length={spec['max_length']} exceeds the {self.config.encoder.max_len} positions of "
+                f"max_length={spec.max_length} exceeds the {self.config.encoder.max_len} positions of "
                 f"the checkpoint; lower it"
             )
         inner = build_tokenizer(spec, folder)

@@ -14,8 +14,9 @@ from typing import Any
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.family import Family, activation, mlp_ratio, refuse, require
-from tabrasa.tokenizers.image import ImageEmbedder, as_pair
+from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.tokenizers.image import ImageEmbedderSpec, ImageTokenizerSpec, as_pair
+from tabrasa.tokenizers.specs import grid_size
 
 LAYER = "encoder.layer.{}."
 BLOCK = "encoder.blocks.{}."
@@ -83,10 +84,14 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     grid = (image[0] // patch[0], image[1] // patch[1])
     encoder = vit_encoder_config(config, name, max_len=1 + grid[0] * grid[1])
     channels = config.get("num_channels", 3)
-    embedder = {"kind": "image", "channels": channels, "patch_size": list(patch), "cls_token": True}
+    embedder = ImageEmbedderSpec(channels, patch)
     mean, std = _normalisation(folder)
-    tokenizer = {**embedder, "kind": "image", "image_size": list(image), "mean": mean, "std": std}
+    tokenizer = ImageTokenizerSpec(patch, channels, image, _floats(mean), _floats(std))
     return PretrainedConfig(name, encoder, embedder, tokenizer, grid, prefix_tokens=1, source=config)
+
+
+def _floats(value: float | list[float]) -> float | tuple[float, ...]:
+    return float(value) if isinstance(value, int | float) else tuple(float(v) for v in value)
 
 
 def _normalisation(folder: Path) -> tuple[list[float] | float, list[float] | float]:
@@ -112,17 +117,18 @@ def vit_export_config(config: PretrainedConfig) -> dict[str, Any]:
 
 
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
-    grid, patch = config.grid, config.embedder["patch_size"]
-    assert grid is not None
-    size = [grid[0] * patch[0], grid[1] * patch[1]]
+    embedder = config.embedder
+    assert config.grid is not None and isinstance(embedder, ImageEmbedderSpec)
+    patch = embedder.patch_size
+    size = grid_size(config.grid, patch)
     return {
         **vit_export_config(config),
         "architectures": ["ViTModel"],
         "model_type": "vit",
         "image_size": size[0] if size[0] == size[1] else size,
         "patch_size": patch[0],
-        "num_channels": config.embedder["channels"],
+        "num_channels": embedder.channels,
     }
 
 
-FAMILY = Family("vit_hf", KEY_MAP, translate, ImageEmbedder, export_config)
+FAMILY = Family("vit_hf", KEY_MAP, translate, export_config)

@@ -2,9 +2,10 @@
 
 from tabrasa.tasks.classifier import Classifier
 from tabrasa.tasks.heads import LinearHead
+from tabrasa.tasks.joint import JointTask
 from tabrasa.tasks.pooling import pool
 from tabrasa.tasks.regressor import Regressor
 from tabrasa.tasks.schedule import OptimConfig
 from tabrasa.tasks.task import TokenTask
 
-__all__ = ["Classifier", "LinearHead", "OptimConfig", "Regressor", "TokenTask", "pool"]
+__all__ = ["Classifier", "JointTask", "LinearHead", "OptimConfig", "Regressor", "TokenTask", "pool"]

@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-from torchmetrics import MeanAbsoluteError, MeanSquaredError, MetricCollection, R2Score
-
+from tabrasa.tasks.objectives import RegressionObjective
 from tabrasa.tasks.task import TokenTask
 
 
 class Regressor(TokenTask):
-    def make_metrics(self, num_outputs: int) -> MetricCollection:
-        return MetricCollection(
-            {
-                "mse": MeanSquaredError(),
-                "mae": MeanAbsoluteError(),
-                "r2": R2Score(multioutput="uniform_average"),
-            }
-        )
+    """Mean squared error; the best checkpoint is the one with the lowest validation loss (the MSE)."""
 
-    def _shape(self, target: torch.Tensor, outputs: torch.Tensor) -> torch.Tensor:
-        target = target.to(outputs.dtype)
-        return target.reshape(outputs.shape)
+    selection_metric = ("val/loss", "min")
 
-    def loss(self, outputs: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return F.mse_loss(outputs.float(), self._shape(target, outputs.float()))
-
-    def metric_inputs(self, outputs: torch.Tensor) -> torch.Tensor:
-        return outputs.float().squeeze(-1) if outputs.shape[-1] == 1 else outputs.float()
+    def make_objective(self, num_outputs: int) -> RegressionObjective:
+        return RegressionObjective(num_outputs)

@@ -6,43 +6,57 @@ import math
 from dataclasses import dataclass
 
 import torch
-from torch import nn
+
+from tabrasa.errors import UserError
 
 
 @dataclass
 class OptimConfig:
-    """lr: peak learning rate. warmup: fraction of all steps (< 1) or a number of steps (>= 1).
-    min_lr_ratio: the cosine ends at lr * min_lr_ratio. weight_decay skips biases, norms and embeddings."""
+    """lr: peak learning rate. warmup_fraction: linear warmup over this fraction of all optimizer steps;
+    warmup_steps: or over exactly this many steps (set one of the two; warmup_steps wins when set, and
+    warmup_fraction must then be 0). min_lr_ratio: the cosine ends at lr * min_lr_ratio. weight_decay
+    applies to matrices and kernels only (see tabrasa.tasks.weight_decay)."""
 
     lr: float = 1e-3
     weight_decay: float = 0.05
     betas: tuple[float, float] = (0.9, 0.999)
-    warmup: float = 0.05
+    warmup_fraction: float = 0.05
+    warmup_steps: int | None = None
     min_lr_ratio: float = 0.0
 
     def __post_init__(self) -> None:
         if self.lr <= 0:
-            raise ValueError(f"optimizer lr={self.lr} must be > 0")
-        if self.warmup < 0:
-            raise ValueError(f"optimizer warmup={self.warmup} must be >= 0")
+            raise UserError(f"optimizer lr={self.lr} must be > 0")
+        if not 0.0 <= self.warmup_fraction < 1.0:
+            raise UserError(
+                f"optimizer warmup_fraction={self.warmup_fraction} must be in [0, 1); "
+                "to warm up over a number of steps set warmup_steps instead"
+            )
+        if self.warmup_steps is not None:
+            if self.warmup_steps < 0:
+                raise UserError(f"optimizer warmup_steps={self.warmup_steps} must be >= 0")
+            if self.warmup_fraction not in (0.0, OptimConfig.warmup_fraction):
+                raise UserError(
+                    f"optimizer sets both warmup_steps={self.warmup_steps} and "
+                    f"warmup_fraction={self.warmup_fraction}; keep one of them"
+                )
+        if self.weight_decay < 0:
+            raise UserError(f"optimizer weight_decay={self.weight_decay} must be >= 0")
+        if not 0.0 <= self.min_lr_ratio <= 1.0:
+            raise UserError(f"optimizer min_lr_ratio={self.min_lr_ratio} must be in [0, 1]")
 
-
-def param_groups(model: nn.Module, weight_decay: float) -> list[dict[str, object]]:
-    """Decay matrices only: decaying gains, biases and embedding rows hurts (Loshchilov & Hutter 2019)."""
-    decay, no_decay = [], []
-    for name, param in model.named_parameters():
-        if not param.requires_grad:
-            continue
-        is_table = "embed" in name or "positions" in name or "cls_token" in name
-        (no_decay if param.ndim < 2 or is_table else decay).append(param)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    def warmup_for(self, total_steps: int) -> int:
+        """Warmup steps for a run of `total_steps`, never the whole run."""
+        steps = (
+            self.warmup_steps if self.warmup_steps is not None else int(self.warmup_fraction * total_steps)
+        )
+        return min(steps, max(total_steps - 1, 0))
 
 
 def warmup_cosine(
     optimizer: torch.optim.Optimizer, total_steps: int, config: OptimConfig
 ) -> torch.optim.lr_scheduler.LambdaLR:
-    warmup = int(config.warmup * total_steps) if config.warmup < 1 else int(config.warmup)
-    warmup = min(warmup, max(total_steps - 1, 0))
+    warmup = config.warmup_for(total_steps)
 
     def factor(step: int) -> float:
         if step < warmup:

@@ -13,13 +13,14 @@ from typing import Any, Literal
 import pytorch_lightning as pl
 import torch
 from torch import nn
-from torchmetrics import MetricCollection
 
 from tabrasa.pretrained.api import load_into
 from tabrasa.pretrained.config import PretrainedSource
 from tabrasa.tasks.heads import LinearHead
+from tabrasa.tasks.objectives import Objective
 from tabrasa.tasks.pooling import Pooling, pool
-from tabrasa.tasks.schedule import OptimConfig, param_groups, warmup_cosine
+from tabrasa.tasks.schedule import OptimConfig, warmup_cosine
+from tabrasa.tasks.weight_decay import param_groups
 from tabrasa.tokenizers.base import Batch, Tokenizer
 
 STAGES = ("train", "val", "test")
@@ -75,24 +76,57 @@ class TokenTask(pl.LightningModule):
         self.head = LinearHead(backbone.dim, num_outputs, head_dropout)
         self.pooling = pooling
         self.optim = optimizer or OptimConfig()
-        if pretrained is not None:
-            load_into(pretrained, self.backbone, self.embedder if pretrained.load_embedder else None)
+        self.pretrained = pretrained
+        self._pretrained_loaded = False
         if freeze_backbone:
             freeze(self.backbone, keep_norms_and_positions=freeze_backbone == "attention_and_mlp")
+        self.objective = self.make_objective(num_outputs)
         # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.
         self.metrics = nn.ModuleDict(
-            {f"{stage}_metrics": self.make_metrics(num_outputs).clone(prefix=f"{stage}/") for stage in STAGES}
+            {f"{stage}_metrics": self.objective.metrics().clone(prefix=f"{stage}/") for stage in STAGES}
         )
 
-    @abstractmethod
-    def make_metrics(self, num_outputs: int) -> MetricCollection: ...
+    # The metric `fit` selects its best checkpoint on (see tabrasa.training.BestCheckpoint).
+    selection_metric: tuple[str, Literal["min", "max"]] = ("val/loss", "min")
+
+    def load_pretrained_weights(self) -> None:
+        """Copy the `pretrained` checkpoint's weights into the backbone (and embedder), once.
+
+        Called when a run starts, after Lightning has restored any `--ckpt_path`: a run restored from its
+        own checkpoint (resume, validate, test, predict) already holds fine-tuned weights, so the base
+        checkpoint is not read again and may have moved or been deleted since. Python users who build a
+        task by hand call it themselves before use."""
+        if self.pretrained is None or self._pretrained_loaded:
+            return
+        self._pretrained_loaded = True
+        if self._trainer is not None and self.trainer.ckpt_path:
+            return
+        source = self.pretrained
+        embedder = self.embedder if source.load_embedder else None
+        load_into(source, self.backbone, embedder, self.head if source.load_head else None)
+
+    def on_fit_start(self) -> None:
+        self.load_pretrained_weights()
+
+    def on_validation_start(self) -> None:
+        self.load_pretrained_weights()
+
+    def on_test_start(self) -> None:
+        self.load_pretrained_weights()
+
+    def on_predict_start(self) -> None:
+        self.load_pretrained_weights()
 
     @abstractmethod
-    def loss(self, outputs: torch.Tensor, target: torch.Tensor) -> torch.Tensor: ...
+    def make_objective(self, num_outputs: int) -> Objective:
+        """The loss, metrics and predictions of this task (tabrasa.tasks.objectives)."""
 
-    @abstractmethod
+    def loss(self, outputs: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return self.objective.loss(outputs, target)
+
     def metric_inputs(self, outputs: torch.Tensor) -> torch.Tensor:
         """Outputs in the form the metrics take (probabilities, or the regression values)."""
+        return self.objective.predictions(outputs)
 
     def features(self, batch: Batch) -> torch.Tensor:
         """The pooled (B, D) representation, before the head."""

@@ -15,9 +15,17 @@ import torch
 import torchaudio.transforms
 from torch import nn
 
-from tabrasa.backbone.masking import TokenGrid
+from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.audio_features import LogMel, WaveformInput, as_mono, normalizer
-from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, pad_sequences
+from tabrasa.tokenizers.base import (
+    Batch,
+    Embedder,
+    Tokenizer,
+    Tokens,
+    collate_labels,
+    pad_sequences,
+    with_label,
+)
 from tabrasa.tokenizers.image import as_pair
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -79,7 +87,7 @@ class AudioTokenizer(Tokenizer):
             )
         self.max_frames = max_frames
         self.truncation = truncation
-        self.train = train
+        self.training = train
         self.freq_masking = torchaudio.transforms.FrequencyMasking(freq_mask)
         self.time_masking = torchaudio.transforms.TimeMasking(time_mask)
         # For batches: one mask drawn per example (iid_masks needs the 4-D (B, C, freq, time) layout).
@@ -104,25 +112,21 @@ class AudioTokenizer(Tokenizer):
         rows = -(-self.max_frames // pt)  # collate pads time up to a multiple of p_t
         return int(self.cls_token) + rows * (self.n_mels // pf)
 
-    def __call__(self, example: WaveformInput | Mapping[str, Any], train: bool | None = None) -> Batch:
-        """One example → `features` and `truncated`; `train` overrides the tokenizer's flag."""
-        train = self.train if train is None else train
-        if not isinstance(example, Mapping):
-            return self.encode(example, self.input_sample_rate, train)
-        if isinstance(example.get("audio"), Mapping):  # Hugging Face datasets: {"audio": {"array", ...}}
-            return self({**example["audio"], **{k: v for k, v in example.items() if k != "audio"}}, train)
-        keys = [k for k in ("audio", "array", "waveform") if k in example]
+    def encode(self, raw: WaveformInput | Mapping[str, Any], sample_rate: int | None = None) -> Batch:
+        """A waveform (at `sample_rate`, else `input_sample_rate`) or a mapping holding one (see the class
+        docstring) → `features` (frames, n_mels) and `truncated` (frames removed); masked in train mode."""
+        if not isinstance(raw, Mapping):
+            return self.encode_wave(raw, sample_rate or self.input_sample_rate)
+        if isinstance(raw.get("audio"), Mapping):  # Hugging Face datasets: {"audio": {"array", ...}}
+            return self.encode({**raw["audio"], **{k: v for k, v in raw.items() if k != "audio"}})
+        keys = [k for k in ("audio", "array", "waveform") if k in raw]
         if not keys:
-            raise KeyError(f"audio example has keys {sorted(example)}; put the waveform under audio or array")
-        rate = example.get("sample_rate", example.get("sampling_rate", self.input_sample_rate))
-        out = self.encode(example[keys[0]], rate, train, source=f"audio {example.get('id', '')}".strip())
-        if "label" in example:
-            out["label"] = torch.as_tensor(example["label"])
-        return out
+            raise KeyError(f"audio example has keys {sorted(raw)}; put the waveform under audio or array")
+        rate = raw.get("sample_rate", raw.get("sampling_rate", sample_rate or self.input_sample_rate))
+        out = self.encode_wave(raw[keys[0]], rate, source=f"audio {raw.get('id', '')}".strip())
+        return with_label(out, raw)
 
-    def encode(
-        self, wave: WaveformInput, sample_rate: int | None, train: bool = False, source: str = "audio"
-    ) -> Batch:
+    def encode_wave(self, wave: WaveformInput, sample_rate: int | None, source: str = "audio") -> Batch:
         """A waveform at `sample_rate` → `features` (frames, n_mels) and `truncated` (frames removed)."""
         if sample_rate is None:
             raise ValueError(
@@ -139,29 +143,32 @@ class AudioTokenizer(Tokenizer):
         kept, removed = truncate(list(range(len(features))), self.max_frames, self.truncation, 0, 0, source)
         if removed:
             features = features[kept]
-        if train:
+        if self.training:
             features = self.spec_augment(features)
         return {"features": features, "truncated": torch.tensor(removed)}
 
-    def encode_batch(self, waves: torch.Tensor, train: bool = False, source: str = "audio batch") -> Batch:
-        """Equal-length mono waveforms (B, samples) at the tokenizer's sample rate → `features`
-        (B, frames, n_mels), as `encode` gives each, but one STFT and one masking call for the batch: for
-        1-second keyword clips the per-clip calls cost more than the model's step spends on the clip."""
-        if waves.ndim != 2 or not waves.is_floating_point():
-            raise ValueError(
-                f"{source} has shape {tuple(waves.shape)} and dtype {waves.dtype}; expected float "
-                f"(batch, samples) at {self.sample_rate} Hz (use encode for a single or resampled clip)"
-            )
-        features = self.log_mel.log_mel(waves, source)  # (B, n_mels, frames)
+    def encode_batch(self, raws: Sequence[WaveformInput | Mapping[str, Any]]) -> Batch:
+        """Equal-length mono waveforms at the tokenizer's own rate (`input_sample_rate == sample_rate`) go
+        through one STFT and one masking call for the batch (for 1-second keyword clips the per-clip calls
+        cost more than the model's step spends on the clip); anything else clip by clip."""
+        same = (
+            self.input_sample_rate == self.sample_rate
+            and len(raws) > 0
+            and all(isinstance(r, torch.Tensor) and r.ndim == 1 and r.is_floating_point() for r in raws)
+            and len({len(r) for r in raws}) == 1  # type: ignore[arg-type]
+        )
+        if not same:
+            return super().encode_batch(raws)
+        waves = torch.stack(list(raws))  # type: ignore[arg-type]  # (B, samples)
+        features = self.log_mel.log_mel(waves, "audio batch")  # (B, n_mels, frames)
         if features.shape[-1] > self.max_frames:
-            raise ValueError(
-                f"{source} clips have {features.shape[-1]} frames, more than max_frames={self.max_frames}; "
-                f"raise max_frames or tokenise the clips one by one with a truncation policy"
-            )
+            return super().encode_batch(raws)  # the truncation policy works clip by clip
         features = (features - self.mean[:, None]) / self.std[:, None]
-        if train:
+        if self.training:
             features = self.batch_time_masking(self.batch_freq_masking(features[:, None]))[:, 0]
-        return {"features": features.transpose(1, 2).contiguous(), "truncated": torch.zeros(len(waves))}
+        features = features.transpose(1, 2).contiguous()  # (B, frames, n_mels)
+        mask = torch.ones(features.shape[:2], dtype=torch.bool)
+        return self._pad_to_patches(features, mask, torch.zeros(len(waves), dtype=torch.long))
 
     def spec_augment(self, features: torch.Tensor) -> torch.Tensor:
         """Mask one band of mel bins and one span of frames with 0, the normalised mean (Park et al. 2019)."""
@@ -171,11 +178,15 @@ class AudioTokenizer(Tokenizer):
     def collate(self, examples: Sequence[Batch]) -> Batch:
         """Pad frames to the longest (for patches: to a multiple of p_t); `frame_mask` marks real frames."""
         features, mask = pad_sequences([e["features"] for e in examples], 0.0)  # (B, T, F), (B, T)
+        truncated = torch.stack([torch.as_tensor(e.get("truncated", 0)) for e in examples])
+        return collate_labels(examples, self._pad_to_patches(features, mask, truncated))
+
+    def _pad_to_patches(self, features: torch.Tensor, mask: torch.Tensor, truncated: torch.Tensor) -> Batch:
         if self.patch_size is not None and features.shape[1] % self.patch_size[0]:
             extra = self.patch_size[0] - features.shape[1] % self.patch_size[0]
             features = nn.functional.pad(features, (0, 0, 0, extra))
             mask = nn.functional.pad(mask, (0, extra), value=False)
-        return collate_labels(examples, {"features": features, "frame_mask": mask})
+        return {"features": features, "frame_mask": mask, "truncated": truncated}
 
     def embedder(self, dim: int) -> AudioEmbedder:
         return AudioEmbedder(self.n_mels, dim, self.patch_size, cls_token=self.cls_token)
@@ -198,6 +209,10 @@ class AudioEmbedder(Embedder):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
         if self.cls_token is not None:
             nn.init.trunc_normal_(self.cls_token, std=0.02)
+
+    def no_weight_decay(self) -> set[str]:
+        """The class token is an embedding, not a map: weight decay would only shrink it (timm's hook)."""
+        return {"cls_token"} if self.cls_token is not None else set()
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
         features = batch["features"]

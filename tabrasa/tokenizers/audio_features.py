@@ -47,7 +47,8 @@ class LogMel:
     """Mono waveform at any rate → log-mel features (frames, n_mels) at `sample_rate`.
 
     Windows of `win_ms` (Hann, FFT of the window length) every `hop_ms`; power spectrogram through an HTK
-    mel filterbank (torchaudio's defaults), then log(mel + 1e-6).
+    mel filterbank (torchaudio's defaults), then log(mel + 1e-6). A clip shorter than one window is padded
+    with trailing silence to one window (after resampling): short clips are data, not errors.
     """
 
     def __init__(
@@ -81,11 +82,10 @@ class LogMel:
             if sample_rate not in self._resamplers:
                 self._resamplers[sample_rate] = torchaudio.transforms.Resample(sample_rate, self.sample_rate)
             wave = self._resamplers[sample_rate](wave)
-        if wave.shape[-1] <= self.win_length // 2:
-            raise ValueError(
-                f"{source} has {wave.shape[-1]} samples at {self.sample_rate} Hz; the centred analysis needs "
-                f"more than half a window ({self.win_length // 2} samples): pad it with silence or drop it"
-            )
+        if wave.shape[-1] < self.win_length:
+            # Short-clip policy: pad with trailing silence to one analysis window (25 ms), as audio pipelines
+            # do, so a 10 ms click gives 1 + win // hop frames instead of failing the run.
+            wave = torch.nn.functional.pad(wave, (0, self.win_length - wave.shape[-1]))
         return self.log_mel(wave, source).T.contiguous()  # (frames, n_mels)
 
     def log_mel(self, waves: torch.Tensor, source: str = "audio") -> torch.Tensor:

@@ -1,25 +1,33 @@
-"""The two halves every modality's tokenizer has, and what passes between them and the backbone.
+"""The contract every modality's tokenizer keeps, and what passes between it and the backbone.
 
-Preprocessing (a `Tokenizer`) turns one raw example into ids or features inside DataLoader workers; it
-has no parameters, so it pickles cheaply to worker processes. Its `collate` pads a list of examples
-into a batch dict. The learned half (an `Embedder`, an nn.Module) turns that batch into `Tokens` for the
-backbone. `Tokenizer.embedder(dim)` builds the matching embedder from the preprocessing's own numbers
-(vocabulary size, patch size × channels, mel bins), so those numbers are never typed twice.
+A `Tokenizer` is the parameter-free half that runs in DataLoader workers (it pickles cheaply):
+
+    tokenizer.train() / .eval()        augmentation (crops, SpecAugment) only in train mode
+    tokenizer.encode(raw) -> Batch     one raw example → its tensors, no batch dimension
+    tokenizer.encode_batch(raws)       raw examples → one padded Batch (a faster path where batching pays)
+    tokenizer.collate(encoded)         encoded examples → one padded Batch
+    tokenizer.embedder(dim)            the learned half (an `Embedder`) that reads that Batch
+
+The embedder turns a Batch into `Tokens` for the backbone. It is built from the tokenizer's own numbers
+(vocabulary size, patch size × channels, mel bins), so those numbers are never typed twice. A data module
+only hands raw examples to `encode_batch`; it never needs to know which tokenizer it holds.
 """
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import torch
 from torch import nn
 
-from tabrasa.backbone.masking import TokenGrid
+from tabrasa.backbone.tokens import TokenGrid
 
 Batch = dict[str, torch.Tensor]
+"""Tensors by name: one example's from `encode` (no batch dimension), a batch's from `collate`."""
 
 
 @dataclass
@@ -36,7 +44,7 @@ class Tokens:
 
 
 class Embedder(nn.Module, ABC):
-    """Learned half of a tokenizer: batch dict → Tokens of width `dim`."""
+    """Learned half of a tokenizer: Batch → Tokens of width `dim`."""
 
     dim: int
 
@@ -45,19 +53,47 @@ class Embedder(nn.Module, ABC):
 
 
 class Tokenizer(ABC):
-    """Parameter-free preprocessing half of a tokenizer."""
+    """Parameter-free preprocessing half of a tokenizer; see the module docstring for the contract.
 
-    @abstractmethod
-    def __call__(self, example: Any) -> Batch:
-        """One raw example → tensors for that example (no batch dimension)."""
+    Subclasses implement `encode`, `collate` and `embedder`; `encode_batch` loops over `encode` unless a
+    subclass has a faster batched path. `tokenizer(raw)` is `tokenizer.encode(raw)`.
+    """
+
+    training: bool = False
+
+    def train(self, mode: bool = True) -> Self:
+        """Augment from now on (mode=True) or not; returns self, as nn.Module.train does."""
+        self.training = mode
+        return self
+
+    def eval(self) -> Self:
+        return self.train(False)
+
+    def encode(self, raw: Any) -> Batch:
+        """One raw example (a string, an image, a waveform, …) → its tensors, no batch dimension."""
+        raise NotImplementedError(f"{type(self).__name__} must implement encode(raw) -> Batch")
+
+    def __call__(self, raw: Any) -> Batch:
+        return self.encode(raw)
+
+    def encode_batch(self, raws: Sequence[Any]) -> Batch:
+        """Raw examples → one collated Batch. Calls `self(raw)`, so a tokenizer that only wraps another's
+        `__call__` keeps working."""
+        return self.collate([self(raw) for raw in raws])
 
     @abstractmethod
     def collate(self, examples: Sequence[Batch]) -> Batch:
-        """Pad and stack examples into a batch dict the matching embedder reads."""
+        """Pad and stack encoded examples into the Batch the matching embedder reads."""
 
     @abstractmethod
     def embedder(self, dim: int) -> Embedder:
         """The learned half that matches this preprocessing, producing tokens of width `dim`."""
+
+
+def in_mode(tokenizer: Tokenizer, training: bool) -> Tokenizer:
+    """A shallow copy of `tokenizer` in train or eval mode: the training and evaluation loaders of one
+    data module share the tokenizer's tables but not its mode, even in one process (num_workers=0)."""
+    return copy.copy(tokenizer).train(training)
 
 
 def pad_sequences(seqs: Sequence[torch.Tensor], pad_value: int | float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -75,3 +111,10 @@ def collate_labels(examples: Sequence[Batch], batch: Batch) -> Batch:
     if "label" in examples[0]:
         batch["label"] = torch.stack([torch.as_tensor(e["label"]) for e in examples])
     return batch
+
+
+def with_label(encoded: Batch, raw: Any) -> Batch:
+    """`encoded` plus the raw mapping's `label`, if it has one (raw examples may carry their label)."""
+    if isinstance(raw, Mapping) and "label" in raw:
+        encoded["label"] = torch.as_tensor(raw["label"])
+    return encoded

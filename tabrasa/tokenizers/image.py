@@ -8,6 +8,8 @@ patches, each projected linearly to a token. The projection is a Conv2d with ker
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,8 +18,9 @@ import torch
 from torch import nn
 from torchvision.transforms import v2
 
-from tabrasa.backbone.masking import TokenGrid
-from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels
+from tabrasa.backbone.tokens import TokenGrid
+from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, with_label
+from tabrasa.tokenizers.specs import Grid, Spec, grid_size
 
 ImageInput = torch.Tensor | np.ndarray | PIL.Image.Image
 Size = tuple[int, int]
@@ -49,7 +52,7 @@ class ImageTokenizer(Tokenizer):
     Size policy: with `image_size` every image is resized to it (bilinear, antialiased); without it an image
     whose height or width the patch size does not divide is an error naming both and the fix.
 
-    Augmentation runs only in train mode (`train=True`, or `tokenizer(example, train=True)`), in this order:
+    Augmentation runs only in train mode (`train=True`, or `tokenizer.train()`), in this order:
     RandomResizedCrop to `image_size` with `resized_crop_scale` (ImageNet style; replaces the resize),
     RandomCrop with `crop_padding` pixels of zero padding (CIFAR style), RandomHorizontalFlip if `hflip`.
     `augment` replaces all three with any transform of a float (C, H, W) tensor.
@@ -83,21 +86,24 @@ class ImageTokenizer(Tokenizer):
             raise ValueError("resized_crop_scale needs image_size: the size RandomResizedCrop outputs")
         if crop_padding < 0:
             raise ValueError(f"crop_padding={crop_padding} must be >= 0")
-        self.train = train
+        self.training = train
         self.crop_padding = crop_padding
         self.resized_crop_scale = None if resized_crop_scale is None else tuple(resized_crop_scale)
         self.hflip = hflip
         self.augment = augment
         self.cls_token = cls_token
 
-    def __call__(self, example: ImageInput | Mapping[str, Any], train: bool | None = None) -> Batch:
-        """An image, or a mapping with `image` and optional `label`; `train` overrides self.train."""
-        if isinstance(example, Mapping):
-            out = self(example["image"], train=train)
-            if "label" in example:
-                out["label"] = torch.as_tensor(example["label"])
-            return out
-        return {"pixels": self.preprocess(example, self.train if train is None else train)}
+    def encode(self, raw: ImageInput | Mapping[str, Any]) -> Batch:
+        """An image, or a mapping with `image` and an optional `label` → `pixels`; augmented in train mode."""
+        image = raw["image"] if isinstance(raw, Mapping) else raw
+        return with_label({"pixels": self.preprocess(image, self.training)}, raw)
+
+    def encode_batch(self, raws: Sequence[ImageInput | Mapping[str, Any]]) -> Batch:
+        """uint8 tensors of one size (a (B, C, H, W) tensor or a list of (C, H, W)) go through
+        `preprocess_batch`, a few tensor operations for the whole batch; anything else image by image."""
+        if isinstance(raws, torch.Tensor) and raws.dtype == torch.uint8 and raws.ndim == 4:
+            return {"pixels": self.preprocess_batch(raws, self.training)}
+        return super().encode_batch(raws)
 
     def preprocess(self, image: ImageInput, train: bool = False, source: str = "image") -> torch.Tensor:
         img = self._to_float_image(image, source)  # (C, H, W) in [0, 1]
@@ -207,6 +213,40 @@ class ImageTokenizer(Tokenizer):
     def embedder(self, dim: int) -> ImageEmbedder:
         return ImageEmbedder(self.channels, self.patch_size, dim, cls_token=self.cls_token)
 
+    def to_spec(self) -> ImageTokenizerSpec:
+        """The preprocessing a checkpoint needs (augmentation is a training choice, not part of it)."""
+        if self.image_size is None:
+            raise ValueError("an ImageTokenizer without image_size has no fixed grid to store; set it")
+        mean, std = tuple(self.normalize.mean), tuple(self.normalize.std)
+        return ImageTokenizerSpec(self.patch_size, self.channels, self.image_size, mean, std, self.cls_token)
+
+    @classmethod
+    def from_spec(cls, spec: ImageTokenizerSpec, folder: Path | None = None) -> ImageTokenizer:
+        size = spec.image_size
+        return cls(spec.patch_size, spec.channels, size, spec.mean, spec.std, cls_token=spec.cls_token)
+
+
+@dataclass(frozen=True)
+class ImageTokenizerSpec(Spec):
+    kind = "image"
+    patch_size: Size
+    channels: int
+    image_size: Size
+    mean: float | tuple[float, ...]
+    std: float | tuple[float, ...]
+    cls_token: bool = True
+
+    def fitted(self, max_len: int, grid: Grid | None) -> ImageTokenizerSpec:
+        return self if grid is None else replace(self, image_size=grid_size(grid, self.patch_size))
+
+
+@dataclass(frozen=True)
+class ImageEmbedderSpec(Spec):
+    kind = "image"
+    channels: int
+    patch_size: Size
+    cls_token: bool = True
+
 
 def _random_crops(images: torch.Tensor, padding: int) -> torch.Tensor:
     """A crop of each image's original size at its own random offset in the zero-padded image, which is
@@ -236,6 +276,17 @@ class ImageEmbedder(Embedder):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
         if self.cls_token is not None:
             nn.init.trunc_normal_(self.cls_token, std=0.02)
+
+    def to_spec(self) -> ImageEmbedderSpec:
+        return ImageEmbedderSpec(self.channels, self.patch_size, self.cls_token is not None)
+
+    @classmethod
+    def from_spec(cls, spec: ImageEmbedderSpec, dim: int) -> ImageEmbedder:
+        return cls(spec.channels, spec.patch_size, dim, cls_token=spec.cls_token)
+
+    def no_weight_decay(self) -> set[str]:
+        """The class token is an embedding, not a map: weight decay would only shrink it (timm's hook)."""
+        return {"cls_token"} if self.cls_token is not None else set()
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
         pixels = batch["pixels"]

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 
 import torch
 
-from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences
+from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences, with_label
 from tabrasa.tokenizers.text import TextEmbedder
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -29,6 +29,19 @@ CLS_ID, PAD_ID, EOS_ID, UNK_ID, MASK_ID = (
 RESIDUES = frozenset(t for t in ESM_ALPHABET if len(t) == 1)
 
 UnknownPolicy = Literal["error", "unk", "x"]
+
+
+def clean_sequence(sequence: str, source: str = "protein") -> str:
+    """Whitespace removed, one trailing '*' (a stop codon) stripped, ASCII letters upper-cased."""
+    if not isinstance(sequence, str):
+        raise TypeError(f"{source} is {type(sequence).__name__}; ProteinTokenizer takes str")
+    # ASCII letters only: str.upper() would turn 'ß' into 'SS' and 'ﬀ' into 'FF', residues never there.
+    residues = "".join(c.upper() if "a" <= c <= "z" else c for c in "".join(sequence.split()))
+    if residues.endswith("*"):
+        residues = residues[:-1]
+    if not residues:
+        raise ValueError(f"{source} is empty (input {sequence!r}); drop it from the dataset")
+    return residues
 
 
 class ProteinTokenizer(Tokenizer):
@@ -61,17 +74,9 @@ class ProteinTokenizer(Tokenizer):
         return len(ESM_ALPHABET)
 
     def clean(self, sequence: str, source: str = "protein") -> str:
-        if not isinstance(sequence, str):
-            raise TypeError(f"{source} is {type(sequence).__name__}; ProteinTokenizer takes str")
-        # ASCII letters only: str.upper() would turn 'ß' into 'SS' and 'ﬀ' into 'FF', residues never there.
-        residues = "".join(c.upper() if "a" <= c <= "z" else c for c in "".join(sequence.split()))
-        if residues.endswith("*"):
-            residues = residues[:-1]
-        if not residues:
-            raise ValueError(f"{source} is empty (input {sequence!r}); drop it from the dataset")
-        return residues
+        return clean_sequence(sequence, source)
 
-    def encode(self, sequence: str, source: str = "protein") -> tuple[list[int], int]:
+    def encode_ids(self, sequence: str, source: str = "protein") -> tuple[list[int], int]:
         """Sequence → (ids with <cls> and <eos>, residues removed by truncation)."""
         ids = [CLS_ID]
         for position, letter in enumerate(self.clean(sequence, source)):
@@ -90,19 +95,16 @@ class ProteinTokenizer(Tokenizer):
         ids.append(EOS_ID)
         return truncate(ids, self.max_length, self.truncation, 1, 1, source)
 
-    def __call__(self, example: str | Mapping[str, Any]) -> Batch:
+    def encode(self, raw: str | Mapping[str, Any]) -> Batch:
         """A sequence, or a mapping with `sequence` and optional `id` (named in errors) and `label`."""
-        if isinstance(example, Mapping):
-            if "sequence" not in example:
-                raise KeyError(f"protein example has keys {sorted(example)}; put the residues under sequence")
-            source = f"protein {example['id']}" if "id" in example else "protein"
-            ids, removed = self.encode(example["sequence"], source)
-            out = {"input_ids": torch.tensor(ids), "truncated": torch.tensor(removed)}
-            if "label" in example:
-                out["label"] = torch.as_tensor(example["label"])
-            return out
-        ids, removed = self.encode(example)
-        return {"input_ids": torch.tensor(ids), "truncated": torch.tensor(removed)}
+        if isinstance(raw, Mapping):
+            if "sequence" not in raw:
+                raise KeyError(f"protein example has keys {sorted(raw)}; put the residues under sequence")
+            source = f"protein {raw['id']}" if "id" in raw else "protein"
+            ids, removed = self.encode_ids(raw["sequence"], source)
+        else:
+            ids, removed = self.encode_ids(raw)
+        return with_label({"input_ids": torch.tensor(ids), "truncated": torch.tensor(removed)}, raw)
 
     def collate(self, examples: Sequence[Batch]) -> Batch:
         ids, mask = pad_sequences([e["input_ids"] for e in examples], PAD_ID)

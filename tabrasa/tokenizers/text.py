@@ -7,6 +7,7 @@ the explicit truncation policy (counted, never silent) and the link to the embed
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -15,7 +16,16 @@ from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
 from torch import nn
 
-from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, pad_sequences
+from tabrasa.tokenizers.base import (
+    Batch,
+    Embedder,
+    Tokenizer,
+    Tokens,
+    collate_labels,
+    pad_sequences,
+    with_label,
+)
+from tabrasa.tokenizers.specs import Grid, Spec
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
 SubwordKind = Literal["wordpiece", "bpe"]
@@ -77,6 +87,23 @@ def load_subword_tokenizer(path: str | Path, lowercase: bool = True) -> HFTokeni
     raise ValueError(f"{path}: expected a tokenizer.json or vocab.txt file")
 
 
+def check_text(text: object, source: str, who: str) -> str:
+    """`text` if it is a str that UTF-8 can encode; otherwise an error naming the input and the fix."""
+    if not isinstance(text, str):
+        hint = ""
+        if isinstance(text, bytes):
+            hint = "; decode it first, e.g. data.decode('utf-8', errors='replace')"
+        raise TypeError(f"{source} is {type(text).__name__}; {who} takes str{hint}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:  # lone surrogates, e.g. bytes decoded with errors='surrogateescape'
+        raise ValueError(
+            f"{source} is not valid Unicode: {text[err.start : err.end]!r} at character {err.start} is a "
+            f"lone surrogate; decode its bytes with errors='replace' (or clean the text)"
+        ) from err
+    return text
+
+
 class TextTokenizer(Tokenizer):
     """Raw string → `input_ids` (with the tokenizer's special tokens) and `truncated` (tokens removed).
 
@@ -109,42 +136,79 @@ class TextTokenizer(Tokenizer):
     def vocab_size(self) -> int:
         return self.hf.get_vocab_size()
 
-    def encode(self, text: str, source: str = "text") -> tuple[list[int], int]:
-        if not isinstance(text, str):
-            hint = (
-                "; decode it first, e.g. data.decode('utf-8', errors='replace')"
-                if isinstance(text, bytes)
-                else ""
-            )
-            raise TypeError(f"{source} is {type(text).__name__}; TextTokenizer takes str{hint}")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:  # lone surrogates, e.g. bytes decoded with errors='surrogateescape'
-            raise ValueError(
-                f"{source} is not valid Unicode: {text[err.start : err.end]!r} at character {err.start} is a "
-                f"lone surrogate; decode its bytes with errors='replace' (or clean the text)"
-            ) from err
-        ids = self.hf.encode(text).ids
+    def encode_ids(self, text: str, source: str = "text") -> tuple[list[int], int]:
+        """One text → (ids with the special tokens, tokens removed by truncation)."""
+        ids = self.hf.encode(check_text(text, source, type(self).__name__)).ids
         return truncate(ids, self.max_length, self.truncation, self._prefix, self._suffix, source)
 
-    def __call__(self, example: str | Mapping[str, object]) -> Batch:
-        if isinstance(example, Mapping):
-            out = self(str(example["text"]))
-            if "label" in example:
-                out["label"] = torch.as_tensor(example["label"])
-            return out
-        ids, removed = self.encode(example)
-        return {"input_ids": torch.tensor(ids, dtype=torch.long), "truncated": torch.tensor(removed)}
+    def encode(self, raw: str | Mapping[str, object]) -> Batch:
+        """A text, or a mapping with `text` and an optional `label` → `input_ids` and `truncated`."""
+        text = raw["text"] if isinstance(raw, Mapping) else raw
+        ids, removed = self.encode_ids(text)  # type: ignore[arg-type]
+        out = {"input_ids": torch.tensor(ids, dtype=torch.long), "truncated": torch.tensor(removed)}
+        return with_label(out, raw)
+
+    def encode_batch(self, raws: Sequence[str | Mapping[str, object]]) -> Batch:
+        """Texts → one padded Batch through the `tokenizers` library's batched (Rust) encoder."""
+        texts = [check_text(r["text"] if isinstance(r, Mapping) else r, f"text #{i}", type(self).__name__)
+                 for i, r in enumerate(raws)]  # fmt: skip
+        encoded = self.hf.encode_batch(texts)
+        cut = [
+            truncate(e.ids, self.max_length, self.truncation, self._prefix, self._suffix, f"text #{i}")
+            for i, e in enumerate(encoded)
+        ]
+        ids, mask = pad_sequences([torch.tensor(ids, dtype=torch.long) for ids, _ in cut], self.pad_id)
+        batch = {"input_ids": ids, "attention_mask": mask, "truncated": torch.tensor([n for _, n in cut])}
+        return collate_labels([with_label({}, r) for r in raws], batch)
 
     def collate(self, examples: Sequence[Batch]) -> Batch:
         ids, mask = pad_sequences([e["input_ids"] for e in examples], self.pad_id)
-        return collate_labels(examples, {"input_ids": ids, "attention_mask": mask})
+        batch = {"input_ids": ids, "attention_mask": mask}
+        if "truncated" in examples[0]:
+            batch["truncated"] = torch.stack([e["truncated"] for e in examples])
+        return collate_labels(examples, batch)
 
     def embedder(self, dim: int) -> TextEmbedder:
         return TextEmbedder(self.vocab_size, dim, self.pad_id)
 
     def save(self, path: str | Path) -> None:
         self.hf.save(str(path))
+
+    def to_spec(self, file: str = "tokenizer.json") -> TextTokenizerSpec:
+        """The spec of this tokenizer once `save`d as `file` beside the weights."""
+        return TextTokenizerSpec(file, self.max_length, truncation=self.truncation)
+
+    @classmethod
+    def from_spec(cls, spec: TextTokenizerSpec, folder: Path) -> TextTokenizer:
+        hf = load_subword_tokenizer(folder / spec.file, lowercase=spec.lowercase)
+        return cls(hf, max_length=spec.max_length, truncation=spec.truncation)
+
+
+@dataclass(frozen=True)
+class TextTokenizerSpec(Spec):
+    """file: tokenizer.json or vocab.txt beside the weights; lowercase applies to vocab.txt only."""
+
+    kind = "text"
+    file: str
+    max_length: int
+    lowercase: bool = True
+    truncation: TruncationPolicy = "head"
+
+    def fitted(self, max_len: int, grid: Grid | None) -> TextTokenizerSpec:
+        return replace(self, max_length=max_len)
+
+    def files(self) -> list[str]:
+        return [self.file]
+
+
+@dataclass(frozen=True)
+class TextEmbedderSpec(Spec):
+    """pad_id None: no padding row (GPT-2 has no pad token, so no row may be frozen as padding)."""
+
+    kind = "text"
+    vocab_size: int
+    pad_id: int | None = 0
+    type_vocab_size: int = 0
 
 
 class TextEmbedder(Embedder):
@@ -157,6 +221,17 @@ class TextEmbedder(Embedder):
         self.token_embed = nn.Embedding(vocab_size, dim, padding_idx=pad_id)
         self.type_embed = nn.Embedding(type_vocab_size, dim) if type_vocab_size else None
         nn.init.trunc_normal_(self.token_embed.weight, std=0.02)
+
+    def to_spec(self) -> TextEmbedderSpec:
+        types = self.type_embed.num_embeddings if self.type_embed is not None else 0
+        return TextEmbedderSpec(self.vocab_size, self.token_embed.padding_idx, types)
+
+    @classmethod
+    def from_spec(cls, spec: TextEmbedderSpec, dim: int) -> TextEmbedder:
+        embedder = cls(spec.vocab_size, dim, spec.pad_id or 0, spec.type_vocab_size)
+        if spec.pad_id is None:
+            embedder.token_embed.padding_idx = None
+        return embedder
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
         ids = batch["input_ids"]

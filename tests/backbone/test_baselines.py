@@ -40,10 +40,12 @@ def test_sequence_baselines_ignore_padding(model: torch.nn.Module) -> None:
     assert torch.all(out[:, 8:] == 0)
 
 
-def test_sequence_baselines_survive_a_fully_padded_row() -> None:
-    for model in (SequenceCNN(32, 1, 3), SequenceLSTM(32, 1)):
-        mask = torch.tensor([[True] * 4, [False] * 4])
-        assert torch.isfinite(model(torch.randn(2, 4, 32), mask)).all()
+def test_sequence_baselines_zero_a_fully_padded_row_and_keep_the_other() -> None:
+    for model in (SequenceCNN(32, 1, 3).eval(), SequenceLSTM(32, 1).eval()):
+        x = torch.randn(2, 4, 32)
+        out = model(x, torch.tensor([[True] * 4, [False] * 4]))
+        assert torch.isfinite(out).all() and torch.all(out[1] == 0)
+        torch.testing.assert_close(out[0], model(x[:1])[0], atol=1e-5, rtol=1e-5)
 
 
 def test_lstm_is_order_sensitive_and_cnn_is_local() -> None:
@@ -60,8 +62,18 @@ def test_lstm_is_order_sensitive_and_cnn_is_local() -> None:
 def test_grid_cnn_reads_the_grid_and_fills_prefix_tokens() -> None:
     model = GridCNN(32, blocks=1, hidden=16).eval()
     x = torch.randn(2, 1 + 12, 32)
-    out = model(x, None, grid=TokenGrid(height=3, width=4, prefix=1))
-    assert out.shape == (2, 13, 32)
+    grid = TokenGrid(height=3, width=4, prefix=1)
+    out = model(x, None, grid=grid)
+    other_prefix = x.clone()
+    other_prefix[:, 0] = torch.randn(2, 32)
+    # The prefix token's input is ignored: its output is the pooled grid, identical for every prefix.
+    torch.testing.assert_close(model(other_prefix, None, grid=grid), out)
+    # Cells are convolved as a 3×4 image: a far cell (0, 0) is unaffected by a change at (2, 3).
+    corner = x.clone()
+    corner[:, 12] = torch.randn(2, 32)
+    changed = model(corner, None, grid=grid)
+    torch.testing.assert_close(changed[:, 1], out[:, 1])
+    assert (changed[:, 12] - out[:, 12]).abs().max() > 1e-3
     with pytest.raises(ValueError, match="use SequenceCNN or SequenceLSTM"):
         model(x, None)
     with pytest.raises(ValueError, match="grid says"):

@@ -120,9 +120,9 @@ def test_bidirectional_sees_the_future() -> None:
 def test_rotary_scores_depend_only_on_offset() -> None:
     from tabrasa.backbone.positions import RotaryPositions
 
-    rot = RotaryPositions(head_dim=8, max_len=16)
+    rotation = RotaryPositions(head_dim=8, max_len=16)(16)
     q, k = torch.randn(1, 1, 1, 8), torch.randn(1, 1, 1, 8)
-    qs, ks = rot(q.expand(1, 1, 16, 8).contiguous(), k.expand(1, 1, 16, 8).contiguous())
+    qs, ks = rotation(q.expand(1, 1, 16, 8).contiguous(), k.expand(1, 1, 16, 8).contiguous())
     scores = (qs @ ks.transpose(-1, -2))[0, 0]
     torch.testing.assert_close(scores[2, 5], scores[7, 10])
     torch.testing.assert_close(scores[9, 3], scores[12, 6])
@@ -141,13 +141,37 @@ def test_gradient_checkpointing_gives_same_outputs_and_gradients() -> None:
         torch.testing.assert_close(p.grad, q.grad, msg=name)
 
 
-@pytest.mark.parametrize("activation", ["gelu", "gelu_tanh", "relu", "silu"])
-@pytest.mark.parametrize("bias", [True, False])
-def test_switches_build_and_run(activation: str, bias: bool) -> None:
-    enc = tiny(activation=activation, bias=bias, mlp_ratio=2.0, norm="rmsnorm", dropout=0.1)
-    assert enc(torch.randn(2, N, DIM)).shape == (2, N, DIM)
-    has_bias = any(name.endswith("qkv.bias") for name, _ in enc.named_parameters())
-    assert has_bias == bias
+def test_rotary_tables_are_buffers_moved_with_the_model_but_never_saved() -> None:
+    enc = tiny(positions="rotary")
+    buffers = dict(enc.named_buffers())
+    assert set(buffers) == {"rotary.cos", "rotary.sin"}  # one table shared by every block, not one per block
+    assert not any("rotary" in name for name in enc.state_dict())
+    assert enc.double().rotary.cos.dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    ("activation", "reference"),
+    [
+        ("gelu", F.gelu),
+        ("gelu_tanh", lambda h: F.gelu(h, approximate="tanh")),
+        ("relu", F.relu),
+        ("silu", F.silu),
+    ],
+)
+def test_activation_switch_selects_the_function(activation: str, reference) -> None:  # type: ignore[no-untyped-def]
+    mlp = tiny(activation=activation, mlp_ratio=2.0).blocks[0].mlp
+    x = torch.randn(2, N, DIM)
+    torch.testing.assert_close(mlp(x), mlp.fc2(reference(mlp.fc1(x))))
+
+
+def test_bias_false_removes_every_bias_and_qkv_bias_only_the_projection_of_q_k_v() -> None:
+    no_bias = tiny(bias=False, qk_norm=True, input_norm=True)
+    assert not [name for name, _ in no_bias.named_parameters() if name.endswith("bias")]
+    qkv_only = tiny(qkv_bias=False)
+    biases = {name for name, _ in qkv_only.named_parameters() if name.endswith("bias")}
+    assert not any("qkv" in name for name in biases)
+    assert {"blocks.0.attn.proj.bias", "blocks.0.mlp.fc1.bias", "blocks.0.norm1.bias"} <= biases
+    assert tiny().config.qkv_bias is True and tiny(bias=False).config.qkv_bias is False
 
 
 def test_state_dict_names_are_the_checkpoint_format() -> None:
@@ -171,6 +195,40 @@ def test_state_dict_names_are_the_checkpoint_format() -> None:
         "norm.weight",
         "norm.bias",
     ]
+
+
+def test_state_dict_names_with_every_option_on() -> None:
+    """LayerScale, registers and QK-norm use timm's block names, so timm's ViT blocks map one to one."""
+    config = EncoderConfig(
+        dim=DIM, depth=1, heads=HEADS, qkv_bias=False, layer_scale_init=0.1, register_tokens=2, qk_norm=True
+    )
+    names = {name: tuple(t.shape) for name, t in Encoder(config).state_dict().items()}
+    assert list(names) == [
+        "register_tokens",
+        "positions.weight",
+        "blocks.0.norm1.weight",
+        "blocks.0.norm1.bias",
+        "blocks.0.attn.qkv.weight",
+        "blocks.0.attn.q_norm.weight",
+        "blocks.0.attn.q_norm.bias",
+        "blocks.0.attn.k_norm.weight",
+        "blocks.0.attn.k_norm.bias",
+        "blocks.0.attn.proj.weight",
+        "blocks.0.attn.proj.bias",
+        "blocks.0.ls1.gamma",
+        "blocks.0.norm2.weight",
+        "blocks.0.norm2.bias",
+        "blocks.0.mlp.fc1.weight",
+        "blocks.0.mlp.fc1.bias",
+        "blocks.0.mlp.fc2.weight",
+        "blocks.0.mlp.fc2.bias",
+        "blocks.0.ls2.gamma",
+        "norm.weight",
+        "norm.bias",
+    ]
+    assert names["register_tokens"] == (1, 2, DIM)
+    assert names["blocks.0.ls1.gamma"] == names["blocks.0.ls2.gamma"] == (DIM,)
+    assert names["blocks.0.attn.q_norm.weight"] == (DIM // HEADS,)
 
 
 def test_bad_inputs_raise_clear_errors() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -37,5 +39,12 @@ def test_bf16_autocast_runs_matmuls_in_bf16_and_fp32_changes_nothing() -> None:
         pass
 
 
-def test_bf16_support_is_reported_as_a_bool() -> None:
-    assert isinstance(bf16_supported("cpu"), bool)
+def test_bf16_autocast_warns_exactly_where_bf16_is_not_native() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with autocast("bf16", "cpu"):
+            pass
+    slow = [w for w in caught if "slower than fp32" in str(w.message)]
+    assert len(slow) == (0 if bf16_supported("cpu") else 1)
+    if not torch.cuda.is_available():
+        assert bf16_supported("cuda") is False

@@ -10,6 +10,7 @@ import pytest
 
 from tabrasa.data import IMDBDataModule
 from tabrasa.data.datamodule import stratified_fraction
+from tabrasa.data.loader import LoaderConfig
 
 
 def test_stratified_fraction_keeps_class_balance_and_is_seeded() -> None:
@@ -34,4 +35,6 @@ def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="train_fraction=0"):
         IMDBDataModule(train_fraction=0.0)
     with pytest.raises(ValueError, match="batch_size=0"):
-        IMDBDataModule(batch_size=0)
+        LoaderConfig(batch_size=0)
+    with pytest.raises(ValueError, match="limit=0"):
+        IMDBDataModule(limit=0)

@@ -14,6 +14,7 @@ import torch
 
 from tabrasa.data import fashion_mnist
 from tabrasa.data.fashion_mnist import CLASS_NAMES, FashionMNISTDataModule, read_idx
+from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.sources import DataSourceMissingError
 
 
@@ -49,7 +50,7 @@ def test_read_idx_golden_header(tmp_path: Path) -> None:
 
 def test_official_split_and_stratified_validation(fake_fashion: Path, tmp_path: Path) -> None:
     data = FashionMNISTDataModule(
-        val_size=10, cache_dir=str(tmp_path / "cache"), batch_size=8, download=False
+        val_size=10, cache_dir=str(tmp_path / "cache"), loader=LoaderConfig(batch_size=8), download=False
     )
     splits = data.splits
     assert {k: len(v) for k, v in splits.items()} == {"train": 30, "validation": 10, "test": 20}
@@ -66,14 +67,17 @@ def test_augmentation_only_in_training(fake_fashion: Path, tmp_path: Path) -> No
     data = FashionMNISTDataModule(val_size=10, cache_dir=str(tmp_path), download=False)
     row = data.splits["train"][0]
     torch.manual_seed(0)
-    train = [data.to_example(row, "train")["pixels"] for _ in range(6)]
-    test = [data.to_example(row, "test")["pixels"] for _ in range(2)]
+    assert int(data.splits["train"][0]["label"]) == int(data.dataset("train")[0]["label"][0])
+    train = [data.dataset("train")[0]["pixels"][0] for _ in range(6)]
+    test = [data.dataset("test")[0]["pixels"][0] for _ in range(2)]
+    del row
     assert any(not torch.equal(train[0], t) for t in train[1:])
     assert torch.equal(test[0], test[1])
 
 
 def test_in_memory_batches_equal_row_by_row_and_crops_per_image(fake_fashion: Path, tmp_path: Path) -> None:
-    kwargs = {"val_size": 10, "cache_dir": str(tmp_path), "download": False, "batch_size": 8}
+    loader = LoaderConfig(batch_size=8)
+    kwargs = {"val_size": 10, "cache_dir": str(tmp_path), "download": False, "loader": loader}
     rows = FashionMNISTDataModule(in_memory=False, **kwargs)
     held = FashionMNISTDataModule(in_memory=True, **kwargs)
     for split in ("validation", "test"):  # no augmentation: identical tensors and labels
@@ -81,11 +85,10 @@ def test_in_memory_batches_equal_row_by_row_and_crops_per_image(fake_fashion: Pa
         b = next(iter(held.loader(split)))
         assert torch.equal(a["pixels"], b["pixels"]) and torch.equal(a["label"], b["label"])
     torch.manual_seed(0)
-    train = held.dataset("train").__getitems__([0] * 16)  # one image, 16 independent random crops
-    crops = torch.stack([e["pixels"] for e in train])
+    crops = held.dataset("train").__getitems__([0] * 16)["pixels"]  # one image, 16 independent crops
     assert len({c.numpy().tobytes() for c in crops}) > 4, "each image draws its own offset"
-    plain = held.dataset("validation").__getitems__([0])[0]["pixels"]
-    assert crops.shape[1:] == plain.shape
+    plain = held.dataset("validation")[0]["pixels"]
+    assert crops.shape[1:] == plain.shape[1:]
 
 
 def test_in_memory_rejects_images_of_different_sizes() -> None:

@@ -53,7 +53,7 @@ def test_prepare_by_name_with_overrides_caches_the_splits(
 
 
 def test_prepare_reads_the_data_section_of_a_config() -> None:
-    data = data_module_from(None, str(ROOT / "configs" / "protein" / "psortb.yaml"), ["batch_size=7"])
+    data = data_module_from(None, str(ROOT / "configs" / "protein" / "psortb.yaml"), ["loader.batch_size=7"])
     assert type(data).__name__ == "PSORTbDataModule"
     assert data.batch_size == 7 and data.tokenizer.max_length == 256
     with pytest.raises(SystemExit, match="one of them"):

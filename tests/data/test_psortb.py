@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.protein_classification import ProteinRecord, deduplicate
 from tabrasa.data.psortb import PSORTbDataModule, psortb_records, sclblast_path
 from tabrasa.data.sources import DataSourceMissingError
@@ -47,13 +48,14 @@ def test_records_skip_dual_localisations(fake_psortb: Path) -> None:
 def test_deduplicate_merges_copies_and_drops_conflicts() -> None:
     pairs = [("MKV", "x"), ("mk v", "x"), ("MAA", "x"), ("MAA", "y"), ("MW*", "y")]
     records = [ProteinRecord(name, seq, label) for name, (seq, label) in zip("abcde", pairs, strict=True)]
-    kept, dropped = deduplicate(records, ProteinTokenizer())
+    kept, dropped = deduplicate(records)
     assert [(r.id, r.sequence) for r in kept] == [("a", "MKV"), ("e", "MW")]
     assert dropped == {"duplicate": 2, "conflict": 1}
 
 
 def test_splits_are_disjoint_stratified_and_cached(fake_psortb: Path, tmp_path: Path) -> None:
-    data = PSORTbDataModule(val_size=10, test_size=10, cache_dir=str(tmp_path / "cache"), batch_size=4)
+    data = PSORTbDataModule(val_size=10, test_size=10, cache_dir=str(tmp_path / "cache"),
+                            loader=LoaderConfig(batch_size=4))
     splits = data.splits
     assert list(data.class_names) == sorted(CLASSES) and data.num_outputs == 5
     sequences = [set(splits[s]["sequence"]) for s in ("train", "validation", "test")]
@@ -69,12 +71,12 @@ def test_splits_are_disjoint_stratified_and_cached(fake_psortb: Path, tmp_path: 
 def test_random_crop_keeps_max_length_and_changes_per_draw(fake_psortb: Path, tmp_path: Path) -> None:
     tokenizer = ProteinTokenizer(max_length=12, truncation="head")
     data = PSORTbDataModule(
-        tokenizer, train_crop="random", val_size=10, test_size=10, cache_dir=str(tmp_path)
+        tokenizer=tokenizer, train_crop="random", val_size=10, test_size=10, cache_dir=str(tmp_path)
     )
     row = max(data.splits["train"], key=lambda r: r["length"])
-    crops = {tuple(data.to_example(row, "train")["input_ids"].tolist()) for _ in range(10)}
+    crops = {tuple(tokenizer(data.raw_input(row, "train"))["input_ids"].tolist()) for _ in range(10)}
     assert len(crops) > 1 and all(len(c) == 12 for c in crops)
-    assert len({tuple(data.to_example(row, "test")["input_ids"].tolist()) for _ in range(3)}) == 1
+    assert len({tuple(tokenizer(data.raw_input(row, "test"))["input_ids"].tolist()) for _ in range(3)}) == 1
 
 
 def test_missing_files_name_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

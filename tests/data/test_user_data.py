@@ -20,6 +20,8 @@ from tabrasa.data import (
     ImageFolderDataModule,
     TextFileDataModule,
 )
+from tabrasa.data.loader import LoaderConfig
+from tabrasa.errors import UserError
 from tabrasa.tokenizers import AudioTokenizer, ImageTokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,18 +66,19 @@ def make_fasta(path: Path, n: int = 30) -> Path:
 def test_image_folder_holds_out_splits_and_converts_modes(tmp_path: Path) -> None:
     tokenizer = ImageTokenizer(patch_size=4, channels=3, image_size=16)
     data = ImageFolderDataModule(
-        make_image_folder(tmp_path / "img"), tokenizer, val_size=2, test_size=2, batch_size=4
+        str(make_image_folder(tmp_path / "img")), tokenizer=tokenizer, val_size=2, test_size=2,
+        loader=LoaderConfig(batch_size=4),
     )
     assert list(data.class_names) == ["blue", "red"] and data.num_outputs == 2
     assert {k: len(v) for k, v in data.splits.items()} == {"train": 10, "validation": 2, "test": 2}
     batch = next(iter(data.train_dataloader()))
     assert batch["pixels"].shape == (4, 3, 16, 16)
-    grey = next(r for r in data.splits["train"] if r["image"].mode == "L")
-    assert data.to_example(grey, "test")["pixels"].shape == (3, 16, 16)
+    grey = next(r for r in data.splits["train"] if r["image"].endswith("grey.png"))
+    assert data.tokenizer(data.raw_input(grey, "test"))["pixels"].shape == (3, 16, 16)
 
 
 def test_image_folder_uses_given_split_folders(tmp_path: Path) -> None:
-    data = ImageFolderDataModule(make_image_folder(tmp_path / "img", splits=True), val_size=2)
+    data = ImageFolderDataModule(str(make_image_folder(tmp_path / "img", splits=True)), val_size=2)
     assert {k: len(v) for k, v in data.splits.items()} == {"train": 12, "validation": 2, "test": 14}
 
 
@@ -83,14 +86,15 @@ def test_image_folder_errors_name_the_layout(tmp_path: Path) -> None:
     (tmp_path / "empty" / "cats").mkdir(parents=True)
     with pytest.raises(ValueError, match=r"<class>/<file>"):
         ImageFolderDataModule(str(tmp_path / "empty")).load_splits()
-    with pytest.raises(FileNotFoundError, match=r"data\.root"):
+    with pytest.raises(UserError, match=r"data\.root"):
         ImageFolderDataModule(str(tmp_path / "missing")).load_splits()
 
 
 def test_audio_folder_reads_with_soundfile_and_resamples(tmp_path: Path) -> None:
     tokenizer = AudioTokenizer(sample_rate=16000, n_mels=32, max_frames=100)
     data = AudioFolderDataModule(
-        str(make_audio_folder(tmp_path / "wav")), tokenizer, val_size=2, test_size=2, batch_size=3
+        str(make_audio_folder(tmp_path / "wav")), tokenizer=tokenizer, val_size=2, test_size=2,
+        loader=LoaderConfig(batch_size=3),
     )
     batch = next(iter(data.test_dataloader()))
     assert batch["features"].shape[0] == 2 and batch["features"].shape[2] == 32
@@ -99,7 +103,7 @@ def test_audio_folder_reads_with_soundfile_and_resamples(tmp_path: Path) -> None
     assert sorted(batch["frame_mask"].sum(1).tolist()) == expected
     high = data.splits["train"].features["label"].str2int("high")
     row = next(r for r in data.splits["train"] if r["label"] == high)
-    features = data.to_example(row, "test")["features"]
+    features = data.tokenizer(data.raw_input(row, "test"))["features"]
     assert features[:, 16:].mean() > features[:, :8].mean()  # 3 kHz tone: energy in the upper mel bins
 
 
@@ -179,7 +183,7 @@ def test_any_config_trains_on_user_data(
     configs = ROOT / "configs"
     args = [
         "fit", "--config", str(configs / config), "--data", str(configs / "user" / data_file),
-        f"--data.{key}", str(source), "--data.num_workers", "0",
+        f"--data.{key}", str(source), "--data.loader.num_workers", "0",
         "--data.val_size", "2", "--data.test_size", "2",
         "--trainer.fast_dev_run", "true", "--trainer.enable_progress_bar", "false",
         "--trainer.default_root_dir", str(tmp_path),

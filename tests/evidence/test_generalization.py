@@ -1,32 +1,103 @@
-"""The learning-curve benchmark runs on a tiny slice, writes its outputs, and resumes without rerunning."""
+"""The learning-curve benchmark: the report from a hand-written runs.jsonl, the crossover rule, and a tiny
+end-to-end sweep that resumes without rerunning."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
-from tabrasa.evidence.learning_curves import Point, crossover
+from tabrasa.evidence import sweep_main
+from tabrasa.evidence.arms import SWEEPS
+from tabrasa.evidence.learning_curve_report import markdown_table
+from tabrasa.evidence.learning_curves import KEY_FIELDS, Point, crossover, summarise
+from tabrasa.evidence.rate_sweep import RunLog
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load_script():
+def load_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "bench_generalization", ROOT / "scripts" / "bench_generalization.py"
     )
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module
+
+
+def _run(arm: str, fraction: float, lr: float, seed: int, val: float, test: float) -> dict[str, Any]:
+    return {
+        "modality": "text", "arm": arm, "fraction": fraction, "lr": lr, "seed": seed,
+        "val_acc": val, "test_acc": test, "train_examples": int(100 * fraction), "train_seconds": 1.0,
+    }  # fmt: skip
+
+
+# The smoke sweep's grid (fractions 0.5 and 1.0, one rate 1e-3, seeds 0 and 1), by hand.
+HAND_RUNS = [
+    _run("small", 0.5, 1e-3, 0, 0.6, 0.50),
+    _run("small", 0.5, 1e-3, 1, 0.6, 0.70),
+    _run("small", 1.0, 1e-3, 0, 0.8, 0.90),
+    _run("small", 1.0, 1e-3, 1, 0.8, 0.80),
+    _run("sequence_cnn", 0.5, 1e-3, 0, 0.7, 0.65),
+    _run("sequence_cnn", 0.5, 1e-3, 1, 0.7, 0.65),
+    _run("sequence_cnn", 1.0, 1e-3, 0, 0.7, 0.70),
+    _run("sequence_cnn", 1.0, 1e-3, 1, 0.7, 0.70),
+]
+
+EXPECTED_TABLE = """\
+| modality | backbone | fraction | train examples | best lr (val) | test acc (mean ± sd) | seeds |
+|---|---|---|---|---|---|---|
+| text | small | 0.5 | 50 | 0.001 | 0.600 ± 0.141 | 2 |
+| text | small | 1 | 100 | 0.001 | 0.850 ± 0.071 | 2 |
+| text | sequence_cnn | 0.5 | 50 | 0.001 | 0.650 ± 0.000 | 2 |
+| text | sequence_cnn | 1 | 100 | 0.001 | 0.700 ± 0.000 | 2 |
+
+| modality | baseline | transformer matches or beats it from fraction |
+|---|---|---|
+| text | sequence_cnn | 1 |
+"""
+
+
+def _hand_log(tmp_path: Path) -> RunLog:
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in HAND_RUNS))
+    return RunLog(tmp_path / "runs.jsonl", KEY_FIELDS)
+
+
+def test_report_from_hand_written_runs_gives_the_exact_table(tmp_path: Path) -> None:
+    points = summarise(_hand_log(tmp_path), ["text"], SWEEPS["smoke"])
+    assert markdown_table(points) == EXPECTED_TABLE
+
+
+def test_main_writes_json_table_and_plot_from_the_log_without_training(tmp_path: Path) -> None:
+    _hand_log(tmp_path)
+    trained: list[object] = []
+    benchmark = replace(load_script().BENCHMARK, run=lambda *args: trained.append(args))
+    assert sweep_main.main(benchmark, None, ["--smoke", "--modalities", "text", "--out", str(tmp_path)]) == 0
+    assert len(trained) == 1
+    assert (tmp_path / "learning_curves.md").read_text() == EXPECTED_TABLE
+    points = json.loads((tmp_path / "learning_curves.json").read_text())
+    assert [(p["arm"], p["fraction"], p["test_mean"]) for p in points] == [
+        ("small", 0.5, pytest.approx(0.6)), ("small", 1.0, pytest.approx(0.85)),
+        ("sequence_cnn", 0.5, pytest.approx(0.65)), ("sequence_cnn", 1.0, pytest.approx(0.7)),
+    ]  # fmt: skip
+    assert (tmp_path / "learning_curve_text.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_crossover_is_the_fraction_from_which_the_transformer_stays_ahead() -> None:
     def pts(ours: list[float], theirs: list[float]) -> list[Point]:
         fractions = [0.1, 0.3, 1.0]
-        return [Point("m", "small", f, 1, 1e-3, a, 0, 1) for f, a in zip(fractions, ours, strict=True)] + [
-            Point("m", "cnn", f, 1, 1e-3, a, 0, 1) for f, a in zip(fractions, theirs, strict=True)
+        return [
+            Point(
+                modality="m", arm=arm, fraction=f, train_examples=1, lr=1e-3, test_mean=a, test_std=0, seeds=1
+            )
+            for arm, accs in (("small", ours), ("cnn", theirs))
+            for f, a in zip(fractions, accs, strict=True)
         ]
 
     assert crossover(pts([0.5, 0.7, 0.9], [0.6, 0.7, 0.8]), "m", "cnn") == 0.3
@@ -41,8 +112,8 @@ def test_smoke_sweep_writes_outputs_and_resumes(cache_dir: Path, tmp_path: Path)
     runs = (tmp_path / "runs.jsonl").read_text().splitlines()
     # 2 arms × 2 fractions × (1 rate at seed 0 + 1 more seed)
     assert len(runs) == 8
-    assert all(0.0 <= json.loads(r)["test_acc"] <= 1.0 for r in runs)
-    assert (tmp_path / "learning_curve_text.png").stat().st_size > 1000
+    by_fraction = {(r["arm"], r["fraction"]): r["train_examples"] for r in map(json.loads, runs)}
+    assert by_fraction[("small", 0.5)] < by_fraction[("small", 1.0)], "a fraction trains on fewer examples"
     assert "| text | small |" in (tmp_path / "learning_curves.md").read_text()
     assert script.main(["--smoke", "--modalities", "text", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "runs.jsonl").read_text().splitlines() == runs, "a finished sweep reruns nothing"

@@ -123,3 +123,72 @@ def tiny_ast(tmp_path_factory: pytest.TempPathFactory) -> Reference:
         max_length=46, patch_size=16, frequency_stride=10, time_stride=10,
     )  # fmt: skip
     return _save_hf(_randomise(ASTModel(config)), tmp_path_factory.mktemp("ast"))
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    from transformers import RobertaConfig, RobertaModel
+
+    torch.manual_seed(7)
+    config = RobertaConfig(
+        vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=18, pad_token_id=1, bos_token_id=0, eos_token_id=2, type_vocab_size=1,
+    )  # fmt: skip
+    return _save_hf(_randomise(RobertaModel(config, add_pooling_layer=True)), tmp_path_factory.mktemp("rob"))
+
+
+@pytest.fixture(scope="session")
+def tiny_deit_hf(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    from transformers import DeiTConfig, DeiTModel
+
+    torch.manual_seed(8)
+    config = DeiTConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=16,
+        patch_size=4, num_channels=3,
+    )  # fmt: skip
+    return _save_hf(_randomise(DeiTModel(config, add_pooling_layer=True)), tmp_path_factory.mktemp("deit"))
+
+
+def _save_timm(model: nn.Module, name: str, tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    from timm.models._hub import save_for_hf
+
+    folder = tmp_path_factory.mktemp(name)
+    save_for_hf(_randomise(model), str(folder), safe_serialization=True)
+    return Reference(model, folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_deit_timm(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    import timm
+
+    torch.manual_seed(9)
+    model = timm.create_model(
+        "deit_tiny_distilled_patch16_224", pretrained=False, img_size=16, patch_size=4, embed_dim=32,
+        depth=2, num_heads=4, num_classes=0,
+    )  # fmt: skip
+    return _save_timm(model, "deit_timm", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_vit_timm_reg(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    """Registers outside the position table and LayerScale, as timm's DINOv2-reg models."""
+    import timm
+
+    torch.manual_seed(10)
+    model = timm.create_model(
+        "vit_tiny_patch16_224", pretrained=False, img_size=16, patch_size=4, embed_dim=32, depth=2,
+        num_heads=4, num_classes=0, reg_tokens=4, no_embed_class=True, class_token=True, init_values=1e-5,
+    )  # fmt: skip
+    return _save_timm(model, "vit_timm_reg", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_dinov2_hf(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    from transformers import Dinov2Config, Dinov2Model
+
+    torch.manual_seed(11)
+    config = Dinov2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2, image_size=16,
+        patch_size=4, num_channels=3, layerscale_value=0.5,
+    )  # fmt: skip
+    return _save_hf(_randomise(Dinov2Model(config)), tmp_path_factory.mktemp("dinov2_hf"))

@@ -109,8 +109,6 @@ def test_load_into_a_grid_backbone_of_another_size(tiny_vit_hf: Reference) -> No
     backbone = Encoder(dataclasses.replace(vit.config.encoder, max_len=1 + 36))
     source = PretrainedSource("vit_hf", str(tiny_vit_hf.folder), resample_positions=True)
     config = load_into(source, backbone, vit.embedder)
-    assert (
-        config.grid == (6, 6) and config.tokenizer is not None and config.tokenizer["image_size"] == [24, 24]
-    )
+    assert config.grid == (6, 6) and config.tokenizer is not None and config.tokenizer.image_size == (24, 24)
     tokens = vit.embedder({"pixels": torch.randn(1, 3, 24, 24)})
     assert backbone(tokens.x, tokens.mask).shape == (1, 37, 32)

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from tabrasa.pretrained import check_checkpoint, load_pretrained
-from tabrasa.pretrained.ast_embedding import ASTTokenizer
+from tabrasa.tokenizers.ast import ASTTokenizer
 from tests.pretrained.conftest import Reference
 from tests.pretrained.helpers import assert_match, hf_file_state, run
 

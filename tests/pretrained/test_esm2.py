@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tabrasa.pretrained import PretrainedSource, check_checkpoint, load_into, load_pretrained
-from tabrasa.pretrained.esm_embedding import EsmEmbedder, EsmProteinTokenizer
+from tabrasa.tokenizers.esm import EsmEmbedder, EsmProteinTokenizer
 from tabrasa.tokenizers.protein import ProteinTokenizer
 from tests.pretrained.conftest import Reference
 from tests.pretrained.helpers import assert_match, hf_file_state, run
@@ -68,7 +68,7 @@ def test_a_plain_protein_embedder_is_refused(tiny_esm: Reference) -> None:
 
 def test_an_embedder_without_token_dropout_is_refused(tiny_esm: Reference) -> None:
     model = load_pretrained("esm2", tiny_esm.folder)
-    with pytest.raises(ValueError, match="token_dropout=True"):
+    with pytest.raises(ValueError, match="token_dropout: embedder False, checkpoint True"):
         load_into(
             PretrainedSource("esm2", str(tiny_esm.folder)),
             model.encoder,

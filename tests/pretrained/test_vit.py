@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
+from safetensors.torch import load_file
 
-from tabrasa.pretrained import check_checkpoint, load_pretrained
+from tabrasa.pretrained import CheckpointMismatchError, check_checkpoint, export_pretrained, load_pretrained
 from tabrasa.tokenizers.image import ImageTokenizer
 from tests.pretrained.conftest import Reference
 from tests.pretrained.helpers import assert_match, hf_file_state, run
@@ -37,17 +40,53 @@ def test_vit_hf_base_key_map_on_meta() -> None:
     assert (pconf.encoder.max_len, pconf.grid) == (197, (14, 14))
 
 
-@pytest.mark.parametrize("architecture", ["vit_base_patch16_224", "vit_small_patch14_reg4_dinov2"])
-def test_vit_timm_full_size_key_map_on_meta(architecture: str) -> None:
+@pytest.mark.parametrize(
+    ("architecture", "shape"),
+    [("vit_base_patch16_224", (768, 12, 12, 0)), ("vit_small_patch14_reg4_dinov2", (384, 12, 6, 4))],
+)
+def test_vit_timm_full_size_key_map_on_meta(architecture: str, shape: tuple[int, int, int, int]) -> None:
     from tabrasa.pretrained.vit_timm import build_reference
 
     reference = build_reference({"architecture": architecture})
-    if architecture.endswith("dinov2"):  # register tokens + layer scale: refused by name, not half-loaded
-        with pytest.raises(ValueError, match="register tokens"):
-            check_checkpoint("vit_timm", reference.state_dict(), {"architecture": architecture})
-        return
     pconf = check_checkpoint("vit_timm", reference.state_dict(), {"architecture": architecture})
-    assert (pconf.encoder.dim, pconf.encoder.depth, pconf.encoder.heads) == (768, 12, 12)
+    e = pconf.encoder
+    assert (e.dim, e.depth, e.heads, e.register_tokens) == shape
+
+
+def test_tiny_vit_timm_with_registers_matches_timm(tiny_vit_timm_reg: Reference, tmp_path: Path) -> None:
+    """timm keeps [CLS] and the registers out of its position table (no_embed_class) and returns them
+    in front of the patches; tabrasa drops the registers at the output."""
+    model = load_pretrained("vit_timm", tiny_vit_timm_reg.folder)
+    assert model.config.encoder.register_tokens == 4 and model.config.encoder.layer_scale_init is not None
+    assert not bool(model.encoder.positions.weight[0].any())  # the class token's zero row
+    pixels = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        full = tiny_vit_timm_reg.model.forward_features(pixels)  # (B, 1 + 4 + 16, D)
+    expected = torch.cat([full[:, :1], full[:, 5:]], dim=1)
+    assert_match("vit_timm registers (tiny random)", run(model, {"pixels": pixels}), expected)
+
+    out = export_pretrained(model.encoder, model.embedder, model.config, tmp_path / "export")
+    state = load_file(str(out / "model.safetensors"))
+    reference = tiny_vit_timm_reg.model.state_dict()
+    assert set(state) == set(reference)
+    for key, tensor in reference.items():
+        assert torch.equal(state[key], tensor), key
+
+
+def test_a_trained_class_position_row_is_not_exported_silently(
+    tiny_vit_timm_reg: Reference, tmp_path: Path
+) -> None:
+    model = load_pretrained("vit_timm", tiny_vit_timm_reg.folder)
+    with torch.no_grad():
+        model.encoder.positions.weight[0] += 0.1  # as a fine-tune that trains the position table would
+    with pytest.raises(CheckpointMismatchError, match="not zero"):
+        export_pretrained(model.encoder, model.embedder, model.config, tmp_path / "export")
+
+
+def test_registers_inside_the_position_table_are_refused() -> None:
+    config = {"architecture": "vit_tiny_patch16_224", "model_args": {"reg_tokens": 2, "img_size": 32}}
+    with pytest.raises(ValueError, match="register tokens with positions"):
+        check_checkpoint("vit_timm", {}, config)
 
 
 def test_timm_positions_resample_only_on_request(tiny_vit_timm: Reference) -> None:

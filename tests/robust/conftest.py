@@ -9,7 +9,9 @@ import pytest
 from tests.robust.runs import run_cli, tiny_fit
 
 # 64 examples in batches of 16: 4 steps an epoch, 12 in all; last.ckpt every 3 steps (mid-epoch too).
-REFERENCE = ["--trainer.max_epochs", "3", "--data.batch_size", "16", "--checkpoint.every_n_train_steps", "3"]
+REFERENCE = [
+    "--trainer.max_epochs", "3", "--data.loader.batch_size", "16", "--checkpoint.every_n_train_steps", "3"
+]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

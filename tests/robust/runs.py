@@ -23,7 +23,7 @@ TINY = [
     "--data.limit", "64",
     "--data.max_length", "32",
     "--data.vocab_size", "300",
-    "--data.num_workers", "0",
+    "--data.loader.num_workers", "0",
     "--model.init_args.backbone.init_args.config.dim", "32",
     "--model.init_args.backbone.init_args.config.max_len", "32",
     "--trainer.enable_progress_bar", "false",

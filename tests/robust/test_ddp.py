@@ -38,9 +38,10 @@ TOLERANCE = {"atol": 1e-4, "rtol": 1e-3}
 def runs(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("ddp")
     ranks = callback_arg("SaveRankWeights", folder=str(root / "ranks"))
-    ddp = ["--data.batch_size", "8", "--trainer.devices", "2", "--trainer.strategy", "ddp", ranks]
+    ddp = ["--data.loader.batch_size", "8", "--trainer.devices", "2", "--trainer.strategy", "ddp", ranks]
     run_cli(tiny_fit(root / "ddp", *NO_DROPOUT, *ddp))
-    run_cli(tiny_fit(root / "single", *NO_DROPOUT, "--data.batch_size", "16", "--trainer.devices", "1"))
+    single = ["--data.loader.batch_size", "16", "--trainer.devices", "1"]
+    run_cli(tiny_fit(root / "single", *NO_DROPOUT, *single))
     return {"ddp": root / "ddp", "single": root / "single", "ranks": root / "ranks"}
 
 
@@ -74,7 +75,7 @@ def test_ddp_matches_one_process_at_the_same_global_batch(runs: dict[str, Path])
 @pytest.mark.distributed
 def test_logged_validation_metrics_cover_the_whole_validation_set(runs: dict[str, Path]) -> None:
     """val/acc logged by the DDP run equals accuracy over all 64 validation examples in one process."""
-    model, datamodule = build(["--data.batch_size", "16"])
+    model, datamodule = build(["--data.loader.batch_size", "16"])
     state = load_checkpoint(version_dir(runs["ddp"], 0) / "checkpoints" / "last.ckpt")["state_dict"]
     model.load_state_dict(state)
     model.eval()
@@ -116,5 +117,5 @@ def build(extra: list[str]) -> tuple[TokenTask, TabrasaDataModule]:
 
 def initial_weights() -> dict[str, torch.Tensor]:
     """The weights both runs started from: seed 0, the same construction."""
-    model, _ = build(["--data.batch_size", "16"])
+    model, _ = build(["--data.loader.batch_size", "16"])
     return {k: v.detach().clone() for k, v in model.state_dict().items()}

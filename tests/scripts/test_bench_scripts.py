@@ -1,4 +1,5 @@
-"""The benchmark scripts run end to end on tiny sizes (--smoke), so they cannot rot between full runs."""
+"""The benchmark scripts: their arithmetic on hand-made rows, and end to end on tiny sizes (--smoke), with
+the outputs checked against each other, so they cannot rot between full runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import torch
+
+from tabrasa.backbone import TokenGrid
+from tabrasa.evidence.probe import Batch
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
@@ -22,36 +27,86 @@ def load(name: str) -> ModuleType:
     return module
 
 
+def test_attention_summary_from_hand_made_rows() -> None:
+    rows = [
+        {"kind": "local", "tokens": 256, "ms": 2.0, "peak_mib": 1.0},
+        {"kind": "local", "tokens": 1024, "ms": 8.0, "peak_mib": 4.0},
+        {"kind": "full", "tokens": 256, "ms": 2.0, "peak_mib": 2.0},
+        {"kind": "full", "tokens": 1024, "ms": 32.0, "peak_mib": 16.0},
+        {"kind": "full-math", "tokens": 256, "ms": 4.0, "peak_mib": 8.0},
+    ]
+    summary = load("bench_attention").summarise(rows, longest=1024, base=256)
+    assert summary == {
+        "local_over_full_memory": 0.25,
+        "full_math_memory_extrapolated_mib": 128.0,  # 8 MiB at 256 tokens, × (1024 / 256)²
+        "local_over_full_math_memory_extrapolated": 4.0 / 128.0,
+        "local_time_growth_256_to_1024_over_linear": 1.0,  # 4× the time for 4× the tokens
+        "full_time_growth_256_to_1024_over_linear": 4.0,
+    }
+    assert load("bench_attention").near_square_grid(12) == TokenGrid(3, 4)
+
+
+def test_throughput_ratios_from_hand_made_rows() -> None:
+    def row(system: str, precision: str, tokens_per_s: float) -> dict[str, object]:
+        return {
+            "seq": 8,
+            "mode": "train",
+            "precision": precision,
+            "system": system,
+            "tokens_per_s": tokens_per_s,
+        }
+
+    rows = [row("tabrasa", "fp32", 300.0), row("timm", "fp32", 200.0), row("tabrasa", "bf16", 500.0)]
+    load("bench_throughput").add_ratios(rows)
+    assert [r["tabrasa_over_this"] for r in rows] == [1.0, 1.5, 1.0]
+    assert rows[0]["over_timm_fp32"] == 1.5 and rows[2]["over_timm_fp32"] == 2.5
+    assert "over_timm_fp32" not in rows[1]
+    assert load("bench_throughput").parse_shapes("196x16,512x8") == [(196, 16), (512, 8)]
+
+
+def test_as_grid_lays_a_cls_led_sequence_out_in_rows() -> None:
+    batch = Batch(torch.tensor([[9, 1, 2, 3, 4, 5, 0]]), torch.tensor([1]))
+    grid = load("bench_tasks").as_grid(batch, width=4)
+    assert grid.grid == TokenGrid(2, 4, prefix=1)
+    assert grid.ids.tolist() == [[9, 1, 2, 3, 4, 5, 0, 0, 0]]
+    assert grid.mask is not None and grid.mask.tolist() == [[True] * 6 + [False] * 3]
+
+
+@pytest.mark.slow
 def test_bench_attention_smoke(tmp_path: Path) -> None:
     out, png = tmp_path / "attention.json", tmp_path / "memory.png"
     load("bench_attention").main(["--smoke", "--out", str(out), "--png", str(png)])
     result = json.loads(out.read_text())
-    kinds = {r["kind"] for r in result["scaling"]["rows"]}
-    assert kinds == {"full", "full-math", "local", "lowrank", "axial"}
-    assert all(r["ms"] > 0 and r["peak_mib"] > 0 for r in result["scaling"]["rows"])
-    assert "local_over_full_memory" in result["scaling"]["summary"]
-    assert png.stat().st_size > 1000
-    assert [k["attention"]["kind"] for k in result["listops"]["kinds"]] == [
-        "full",
-        "local",
-        "lowrank",
-        "axial",
-    ]
-    assert all(0 <= k["accuracy"] <= 1 for k in result["listops"]["kinds"])
+    rows = result["scaling"]["rows"]
+    assert {(r["kind"], r["tokens"]) for r in rows} == {
+        (k, n) for k in ("full", "full-math", "local", "lowrank", "axial") for n in (16, 64)
+    }
+    assert all(len(r["rounds_ms"]) == 1 for r in rows), "--smoke times one round"
+    cell = {(r["kind"], r["tokens"]): r for r in rows}
+    assert result["scaling"]["summary"]["local_over_full_memory"] == pytest.approx(
+        cell[("local", 64)]["peak_mib"] / cell[("full", 64)]["peak_mib"]
+    )
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    kinds = result["listops"]["kinds"]
+    assert [k["attention"]["kind"] for k in kinds] == ["full", "local", "lowrank", "axial"]
+    assert kinds[0]["accuracy_vs_full"] == 1.0 and kinds[0]["attention_flops_vs_full"] == 1.0
+    assert all(k["accuracy_vs_full"] == pytest.approx(k["accuracy"] / kinds[0]["accuracy"]) for k in kinds)
 
 
 @pytest.mark.slow
-def test_bench_throughput_smoke(tmp_path: Path) -> None:
+def test_bench_throughput_smoke(cache_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("timm")
     pytest.importorskip("transformers")
     out = tmp_path / "throughput.json"
     load("bench_throughput").main(["--smoke", "--out", str(out)])
     result = json.loads(out.read_text())
-    cells = {(r["system"], r["mode"], r["precision"]) for r in result["rows"]}
-    assert ("tabrasa", "train", "bf16") in cells and ("bert", "infer", "fp32") in cells
-    assert ("tabrasa", "infer", "int8") in cells
-    ours = next(
-        r for r in result["rows"] if (r["system"], r["mode"], r["precision"]) == ("tabrasa", "train", "fp32")
+    rows = {(r["system"], r["mode"], r["precision"]): r for r in result["rows"]}
+    assert {("tabrasa", "train", "bf16"), ("bert", "infer", "fp32"), ("tabrasa", "infer", "int8")} <= set(
+        rows
     )
-    assert ours["over_timm_fp32"] > 0 and ours["tabrasa_over_this"] == 1.0
-    assert 0 < result["bf16_accuracy"]["mean_accuracy"]["bf16"] <= 1
+    ours, timm = rows[("tabrasa", "train", "fp32")], rows[("timm", "train", "fp32")]
+    assert ours["tokens_per_s"] == pytest.approx(8 * 2 / (ours["ms"] / 1e3))  # --smoke: 8 tokens × batch 2
+    assert ours["over_timm_fp32"] == pytest.approx(ours["tokens_per_s"] / timm["tokens_per_s"])
+    bf16 = result["bf16_accuracy"]
+    assert bf16["seeds"] == [0] and bf16["mean_accuracy"]["bf16"] == bf16["accuracy"]["bf16"][0]
+    assert bf16["bf16_minus_fp32"] == pytest.approx(bf16["accuracy"]["bf16"][0] - bf16["accuracy"]["fp32"][0])

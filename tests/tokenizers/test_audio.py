@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from tabrasa.backbone.masking import TokenGrid
+from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.audio import AudioTokenizer
 from tabrasa.tokenizers.audio_features import LOG_FLOOR, mel_statistics
 
@@ -75,8 +75,6 @@ def test_bad_audio_gives_clear_errors() -> None:
         tok(torch.zeros(16000, dtype=torch.int16))
     with pytest.raises(ValueError, match=r"expected \(T,\) mono or \(C, T\)"):
         tok(torch.zeros(1, 2, 16000))
-    with pytest.raises(ValueError, match="needs more than half a window"):
-        tok(torch.zeros(100))
     with pytest.raises(ValueError, match=r"no sample rate; .*AudioTokenizer\(input_sample_rate="):
         AudioTokenizer()(torch.zeros(16000))
 
@@ -91,7 +89,9 @@ def test_spec_augment_only_in_train_mode() -> None:
     masked = [
         AudioTokenizer(input_sample_rate=16000, train=True, freq_mask=16, time_mask=30)(wave)["features"]
     ]
-    masked += [tok(wave, train=True)["features"] for _ in range(4)]
+    tok.train()
+    masked += [tok(wave)["features"] for _ in range(4)]
+    assert torch.equal(tok.eval()(wave)["features"], plain)  # eval() turns SpecAugment off again
     for m in masked:
         zeroed = m.eq(0) & ~plain.eq(0)
         whole_bins = zeroed.all(dim=0).sum()  # masked mel bins are zero in every frame
@@ -170,12 +170,22 @@ def test_tokenizer_pickles_for_loader_workers() -> None:
 def test_batched_encoding_matches_clip_by_clip_and_masks_each_clip() -> None:
     tokenizer = AudioTokenizer(input_sample_rate=16000, n_mels=32, freq_mask=6, time_mask=10)
     waves = torch.randn(5, 16000, generator=torch.Generator().manual_seed(0)) * 0.1
-    batched = tokenizer.encode_batch(waves)["features"]
-    one_by_one = torch.stack([tokenizer.encode(w, 16000)["features"] for w in waves])
-    torch.testing.assert_close(batched, one_by_one, rtol=0, atol=1e-5)
+    batched = tokenizer.encode_batch(list(waves))
+    one_by_one = tokenizer.collate([tokenizer.encode(w, 16000) for w in waves])
+    assert batched.keys() == one_by_one.keys()
+    torch.testing.assert_close(batched["features"], one_by_one["features"], rtol=0, atol=1e-5)
     torch.manual_seed(0)
-    masked = tokenizer.encode_batch(waves[:1].expand(16, -1).contiguous(), train=True)["features"]
+    masked = tokenizer.train().encode_batch(list(waves[:1].expand(16, -1)))["features"]
     zero_bins = (masked == 0).all(dim=1).sum(dim=1)  # mel bins masked over every frame, per clip
     assert len(set(zero_bins.tolist())) > 1, "every clip draws its own frequency mask"
-    with pytest.raises(ValueError, match="batch, samples"):
-        tokenizer.encode_batch(waves[0])
+    mixed = tokenizer.eval().encode_batch([waves[0], waves[1, :8000]])  # unequal lengths: clip by clip
+    assert mixed["frame_mask"].sum(1).tolist() == [101, 51]
+
+
+def test_short_clips_are_padded_with_silence_to_one_window() -> None:
+    tok = AudioTokenizer(input_sample_rate=16000, n_mels=32)
+    click = tok(torch.full((160,), 0.5))["features"]  # 10 ms: shorter than one 25 ms window
+    assert click.shape == (1 + 400 // 160, 32)  # padded to 400 samples: 1 + 400 // hop frames
+    assert bool(torch.isfinite(click).all())
+    padded = tok(torch.nn.functional.pad(torch.full((160,), 0.5), (0, 240)))["features"]
+    torch.testing.assert_close(click, padded)  # exactly the clip followed by silence

@@ -9,7 +9,7 @@ import pytest
 import timm.layers
 import torch
 
-from tabrasa.backbone.masking import TokenGrid
+from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.image import ImageEmbedder, ImageTokenizer
 
 PIL_MODES = {1: "L", 3: "RGB", 4: "RGBA"}
@@ -116,7 +116,8 @@ def test_augmentation_only_in_train_mode() -> None:
     plain = ImageTokenizer(patch_size=7, channels=1)(image)["pixels"]
     for _ in range(5):
         torch.testing.assert_close(tok(image)["pixels"], plain)
-    trained = [tok(image, train=True)["pixels"] for _ in range(5)]
+    trained = [tok.train()(image)["pixels"] for _ in range(5)]
+    torch.testing.assert_close(tok.eval()(image)["pixels"], plain)
     assert all(t.shape == plain.shape for t in trained)
     assert not any(torch.equal(t, plain) for t in trained)
     flagged = ImageTokenizer(patch_size=7, channels=1, hflip=True, train=True)
@@ -126,7 +127,7 @@ def test_augmentation_only_in_train_mode() -> None:
 
 def test_random_resized_crop_outputs_image_size() -> None:
     tok = ImageTokenizer(patch_size=4, channels=3, image_size=16, resized_crop_scale=(0.3, 1.0))
-    assert tok(random_uint8(3, 40, 30), train=True)["pixels"].shape == (3, 16, 16)
+    assert tok.train()(random_uint8(3, 40, 30))["pixels"].shape == (3, 16, 16)
     with pytest.raises(ValueError, match="resized_crop_scale needs image_size"):
         ImageTokenizer(patch_size=4, resized_crop_scale=(0.3, 1.0))
 
@@ -164,9 +165,10 @@ def test_tokenizer_pickles_for_loader_workers() -> None:
 def test_batched_preprocessing_matches_per_image_and_keeps_crop_statistics() -> None:
     tokenizer = ImageTokenizer(patch_size=7, channels=1, mean=0.3, std=0.4, crop_padding=2, hflip=True)
     images = torch.randint(0, 256, (6, 1, 28, 28), dtype=torch.uint8)
-    batched = tokenizer.preprocess_batch(images)
-    one_by_one = torch.stack([tokenizer.preprocess(image) for image in images])
-    torch.testing.assert_close(batched, one_by_one, rtol=0, atol=0)
+    batched = tokenizer.encode_batch(images)  # a uint8 (B, C, H, W) tensor takes the batched path
+    one_by_one = tokenizer.collate([tokenizer.encode(image) for image in images])
+    assert batched.keys() == one_by_one.keys()
+    torch.testing.assert_close(batched["pixels"], one_by_one["pixels"], rtol=0, atol=0)
     ones = torch.full((200, 1, 28, 28), 255, dtype=torch.uint8)
     torch.manual_seed(0)
     augmented = tokenizer.preprocess_batch(ones, train=True)

@@ -13,8 +13,6 @@ Any change of a setting changes the hash, so a new entry is generated; an existi
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -39,6 +37,7 @@ from tabrasa.data.keywords.planning import Plan, plan
 from tabrasa.data.keywords.speakers import SPLITS
 from tabrasa.data.keywords.synthesis import Job, speak_all
 from tabrasa.data.keywords.words import WORDS, select_words
+from tabrasa.io import atomic_write
 
 FORMAT_VERSION = 3  # bump when the generation code changes what a setting produces
 MAX_WORD_FRACTION = 0.95  # longest word, as a fraction of the clip (leaves room to shift it)
@@ -128,13 +127,14 @@ def load_or_build(settings: KeywordsSettings, root: Path, processes: int = 2) ->
         bank = _noise_bank(settings, split_id, [from_int16(p) for p in phrases[split]])
         noise[split] = _noise_rows(bank, settings)
         clips[split] = _clip_rows(settings, split_id, jobs[split], words[split], bank)
-    tmp = root / f".{settings.key}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    datasets.DatasetDict(clips).save_to_disk(str(tmp / "clips"))
-    datasets.DatasetDict(noise).save_to_disk(str(tmp / "noise"))
     meta = _meta(settings, jobs, time.perf_counter() - started)
-    (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-    _publish(tmp, path)
+
+    def write(tmp: Path) -> None:  # a concurrent builder that finished first wins (atomic_write keeps it)
+        datasets.DatasetDict(clips).save_to_disk(str(tmp / "clips"))
+        datasets.DatasetDict(noise).save_to_disk(str(tmp / "noise"))
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+
+    atomic_write(path, write)
     rank_zero_info(f"[keywords] generated in {meta['seconds']:.0f} s: {meta['rows']}")
     return path
 
@@ -249,11 +249,3 @@ def _version(command: list[str]) -> str:
         return "not installed"
 
 
-def _publish(tmp: Path, path: Path) -> None:
-    """Move a finished entry into place; a concurrent builder that finished first wins."""
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        if not (path / "meta.json").exists():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cached_property, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +25,11 @@ from tabrasa.data.keywords.build import KeywordsSettings, from_int16, load_or_bu
 from tabrasa.data.keywords.noise import NOISE_KINDS, place
 from tabrasa.data.keywords.synthesis import DEBIAN_PACKAGES, require_engines
 from tabrasa.data.keywords.words import select_words
-from tabrasa.data.torch_dataset import BatchedRowDataset
+from tabrasa.data.torch_dataset import EncodedDataset, arrow_columns
+from tabrasa.io import atomic_write
 from tabrasa.tokenizers.audio import AudioTokenizer
 from tabrasa.tokenizers.audio_features import mel_statistics
-from tabrasa.tokenizers.base import Batch
+from tabrasa.tokenizers.base import Batch, in_mode
 
 STATISTICS_CLIPS = 1024  # training mixes the per-bin log-mel mean and std are measured on
 
@@ -40,7 +41,7 @@ class KeywordsDataModule(TabrasaDataModule):
     white, pink, brown, babble. processes: speech-engine processes while generating.
     n_mels / patch_size / freq_mask / time_mask: the AudioTokenizer's log-mel bins, frame (None) or
     (time, mel) patch tokens, and SpecAugment's largest masks (training only).
-    limit: generate and use only the first `limit` clips of each split (fast smoke tests)."""
+    limit: only the first `limit` clips of each split are generated."""
 
     def __init__(
         self,
@@ -57,38 +58,26 @@ class KeywordsDataModule(TabrasaDataModule):
         freq_mask: int = 8,
         time_mask: int = 20,
         processes: int = 2,
-        cache_dir: str | None = None,
-        batch_size: int = 64,
-        num_workers: int = 1,
-        limit: int | None = None,
-        seed: int = 0,
-        train_fraction: float = 1.0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            batch_size=batch_size,
-            num_workers=num_workers,
-            limit=limit,
-            seed=seed,
-            train_fraction=train_fraction,
-        )
+        super().__init__(**kwargs)
         self.settings = KeywordsSettings(
             words=select_words(words),
             speakers=speakers,
-            seed=seed,
+            seed=self.seed,
             flite_fraction=flite_fraction,
             val_fraction=val_fraction,
             test_fraction=test_fraction,
             snr_db=(float(snr_db[0]), float(snr_db[1])),
             gain_db=(float(gain_db[0]), float(gain_db[1])),
             noise_kinds=tuple(noise_kinds or NOISE_KINDS),
-            limit=limit,
+            limit=self.limit,  # generation is the expensive step: only limit clips per split are spoken
         )
         self.n_mels = n_mels
         self.patch_size = patch_size
         self.freq_mask = freq_mask
         self.time_mask = time_mask
         self.processes = processes
-        self.cache_dir = cache_dir
         self._clips: datasets.DatasetDict | None = None
         self._train_noise: np.ndarray | None = None
 
@@ -133,27 +122,21 @@ class KeywordsDataModule(TabrasaDataModule):
         return (speech + from_int16(row["noise"])) * np.float32(10 ** (float(row["gain_db"]) / 20))
 
     def dataset(self, split: str) -> Dataset[Batch]:
-        return BatchedRowDataset(self.splits[split], partial(self.to_examples, split=split))
-
-    def to_examples(self, columns: dict[str, list[Any]], split: str) -> list[Batch]:
-        """The rows of one batch → examples, mixed clip by clip and turned into log-mels together."""
+        rows = self.splits[split].with_format("arrow")
         train = split == "train"
-        rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-        waves = torch.from_numpy(np.stack([self.audio(row, train) for row in rows]))
-        features = self.tokenizer.encode_batch(waves, train, source=f"keywords {split}")["features"]
-        return [
-            {"features": f, "truncated": torch.tensor(0), "label": torch.tensor(int(row["label"]))}
-            for f, row in zip(features, rows, strict=True)
-        ]
+        fetch = partial(self.fetch, rows=rows, train=train)
+        return EncodedDataset(fetch, len(rows), in_mode(self.tokenizer, training=train))
 
-    def to_example(self, row: dict[str, Any], split: str) -> Batch:
-        train = split == "train"
-        wave = torch.from_numpy(self.audio(row, train))
-        example = {"audio": wave, "sample_rate": self.settings.sample_rate, "label": int(row["label"])}
-        return self.tokenizer(example, train=train)
+    def fetch(
+        self, indices: list[int], rows: datasets.Dataset, train: bool
+    ) -> tuple[list[torch.Tensor], list[int]]:
+        """A batch's rows in one Arrow read → their waveforms (mixed afresh in training) and labels."""
+        columns = arrow_columns(rows[indices])
+        records = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+        waves = [torch.from_numpy(self.audio(record, train)) for record in records]
+        return waves, [int(record["label"]) for record in records]
 
-    @cached_property
-    def tokenizer(self) -> AudioTokenizer:
+    def default_tokenizer(self) -> AudioTokenizer:
         mean, std = self.mel_statistics()
         return self._make_tokenizer(mean, std)
 
@@ -188,7 +171,6 @@ class KeywordsDataModule(TabrasaDataModule):
             for i in range(count)
         ]  # fmt: skip
         mean, std = mel_statistics(features)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"mean": mean, "std": std, "clips": count}))
-        tmp.replace(path)
+        stats = json.dumps({"mean": mean, "std": std, "clips": count})
+        atomic_write(path, lambda tmp: tmp.write_text(stats))
         return mean, std

@@ -14,16 +14,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tabrasa.evidence.models import ProbeModel, Shape
+from tabrasa.evidence.models import Shape
+from tabrasa.evidence.probe import ProbeModel
 from tabrasa.evidence.report import ClaimResult, Spread, combine, judge
-from tabrasa.evidence.tasks import RecallTask
-from tabrasa.evidence.training import TrainConfig, train
+from tabrasa.evidence.synthetic_tasks import RecallTask
+from tabrasa.evidence.synthetic_training import TrainConfig, train
 
 CLAIM = "one attention head vs eight at equal width"
 ARTICLE = "one head costs 15–20% (relative accuracy)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     tasks: tuple[RecallTask, ...] = (
         RecallTask(pairs=8, keys=32, values=8, queries=2),
@@ -32,6 +33,15 @@ class Settings:
     shape: Shape = field(default_factory=lambda: Shape(dim=64, depth=2, heads=8))
     single: int = 1  # heads of the ablated model
     train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=1200, batch=64, lr=2e-3))
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise ValueError("heads Settings.tasks is empty: give at least one RecallTask")
+        if not 1 <= self.single < self.shape.heads:
+            raise ValueError(
+                f"heads Settings.single={self.single} must be at least 1 and fewer than shape.heads="
+                f"{self.shape.heads}, or there is nothing to compare"
+            )
 
 
 def _accuracies(

@@ -16,18 +16,19 @@ import torch
 from torch import nn
 
 from tabrasa.backbone.speed import quantize_int8
-from tabrasa.evidence.models import ProbeModel, Shape
+from tabrasa.evidence.models import Shape
+from tabrasa.evidence.probe import Batch, ProbeModel
 from tabrasa.evidence.report import ClaimResult, combine, judge
-from tabrasa.evidence.tasks import FirstTokensTask, RecallTask
+from tabrasa.evidence.synthetic_tasks import FirstTokensTask, RecallTask
+from tabrasa.evidence.synthetic_training import TrainConfig, accuracy, train
 from tabrasa.evidence.timing import ratio_spread, time_calls
-from tabrasa.evidence.training import TrainConfig, accuracy, train
 
 CLAIM = "int8 dynamic quantisation at inference"
 ARTICLE = "3–5× faster"
 CPU = torch.device("cpu")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     task: RecallTask = field(default_factory=RecallTask)
     trained: Shape = field(default_factory=lambda: Shape(dim=64, depth=2, heads=4))
@@ -38,14 +39,19 @@ class Settings:
     threads: int = 2
     repeats: int = 10
 
+    def __post_init__(self) -> None:
+        for name in ("wide_length", "batch", "threads", "repeats"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"int8 Settings.{name}={getattr(self, name)} must be >= 1")
 
-def _speedup(model: nn.Module, ids: torch.Tensor, repeats: int) -> tuple[float, float, dict[str, float]]:
+
+def _speedup(model: nn.Module, batch: Batch, repeats: int) -> tuple[float, float, dict[str, float]]:
     """fp32 / int8 seconds per forward pass, its timing spread, and both medians."""
     model.eval()
     quantized = quantize_int8(model)
     with torch.inference_mode():
-        fp32 = time_calls(lambda: model(ids), CPU, repeats)
-        int8 = time_calls(lambda: quantized(ids), CPU, repeats)
+        fp32 = time_calls(lambda: model(batch), CPU, repeats)
+        int8 = time_calls(lambda: quantized(batch), CPU, repeats)
     speedup, spread = ratio_spread(fp32, int8)
     return speedup, spread, {"fp32": fp32.median, "int8": int8.median}
 
@@ -69,17 +75,20 @@ def _run(settings: Settings, seeds: Sequence[int]) -> ClaimResult:
     ]
     quantized = quantize_int8(model.eval())
     with torch.inference_mode():
-        logits = torch.cat([model(b.ids) for b in held_out])
-        drift = (torch.cat([quantized(b.ids) for b in held_out]) - logits).abs().max().item()
+        logits = torch.cat([model(b) for b in held_out])
+        drift = (torch.cat([quantized(b) for b in held_out]) - logits).abs().max().item()
     acc_fp32, acc_int8 = accuracy(model, held_out, CPU), accuracy(quantized, held_out, CPU)
 
-    ids = torch.cat([b.ids for b in held_out])[: settings.batch]
+    timed = Batch(
+        torch.cat([b.ids for b in held_out])[: settings.batch],
+        torch.cat([b.label for b in held_out])[: settings.batch],
+    )
     wide_task = FirstTokensTask(length=settings.wide_length, signal=1)
     wide = ProbeModel(settings.wide.encoder(wide_task.length), wide_task.vocab_size, wide_task.classes)
-    wide_ids = wide_task.sample(settings.batch, torch.Generator().manual_seed(0)).ids
+    wide_batch = wide_task.sample(settings.batch, torch.Generator().manual_seed(0))
     timings = {
-        f"dim {settings.trained.dim}, N={task.length}": _speedup(model, ids, settings.repeats),
-        f"dim {settings.wide.dim}, N={wide_task.length}": _speedup(wide, wide_ids, settings.repeats),
+        f"dim {settings.trained.dim}, N={task.length}": _speedup(model, timed, settings.repeats),
+        f"dim {settings.wide.dim}, N={wide_task.length}": _speedup(wide, wide_batch, settings.repeats),
     }
     judgements = [judge(s, 3.0, 5.0, null=1.0, spread=spread) for s, spread, _ in timings.values()]
     verdict = combine(judgements, list(timings))

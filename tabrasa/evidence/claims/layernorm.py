@@ -9,16 +9,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tabrasa.evidence.models import ProbeModel, Shape
+from tabrasa.evidence.models import Shape
+from tabrasa.evidence.probe import ProbeModel
 from tabrasa.evidence.report import ClaimResult, Judgement, Spread, judge
-from tabrasa.evidence.tasks import RecallTask
-from tabrasa.evidence.training import History, TrainConfig, train
+from tabrasa.evidence.synthetic_tasks import RecallTask
+from tabrasa.evidence.synthetic_training import History, TrainConfig, train
 
 CLAIM = "no LayerNorm vs LayerNorm: steps to converge"
 ARTICLE = "about 3× slower without"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     task: RecallTask = field(default_factory=RecallTask)
     shape: Shape = field(default_factory=lambda: Shape(dim=64, depth=2, heads=4))

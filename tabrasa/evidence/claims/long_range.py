@@ -8,16 +8,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tabrasa.evidence.models import ProbeModel, Shape, block_parameters, count_parameters, matched_lstm
+from tabrasa.evidence.models import Shape, block_parameters, count_parameters, matched_lstm
+from tabrasa.evidence.probe import ProbeModel
 from tabrasa.evidence.report import ClaimResult, Spread, judge
-from tabrasa.evidence.tasks import FirstTokensTask
-from tabrasa.evidence.training import TrainConfig, train
+from tabrasa.evidence.synthetic_tasks import FirstTokensTask
+from tabrasa.evidence.synthetic_training import TrainConfig, train
 
 CLAIM = "long-range dependency at N=1,024: transformer vs LSTM of equal size"
 ARTICLE = "+27% accuracy (read as points)"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     task: FirstTokensTask = field(default_factory=lambda: FirstTokensTask(length=1024, signal=32))
     shape: Shape = field(default_factory=lambda: Shape(dim=32, depth=2, heads=2))

@@ -27,7 +27,7 @@ MIN_CONTRAST = 10.0  # the recurrent decay must exceed attention's by this facto
 # Attention at initialisation dilutes its one hop like 1/n (log-log slope -1); steeper than -1.25 is more.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     lengths: tuple[int, ...] = (64, 128, 256, 512, 1024)
     shape: Shape = field(default_factory=lambda: Shape(dim=32, depth=2, heads=2))

@@ -14,21 +14,30 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tabrasa.evidence.models import ProbeModel, Shape, block_parameters, count_parameters, matched_lstm
+from tabrasa.evidence.models import Shape, block_parameters, count_parameters, matched_lstm
+from tabrasa.evidence.probe import ProbeModel
 from tabrasa.evidence.report import ClaimResult, combine, judge
-from tabrasa.evidence.tasks import FirstTokensTask
+from tabrasa.evidence.synthetic_tasks import FirstTokensTask
 from tabrasa.evidence.timing import Timing, ratio_spread, time_calls
 
 CLAIM = "training speed vs an RNN (LSTM) of equal size"
 ARTICLE = "5–10× faster"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     lengths: tuple[int, ...] = (64, 256, 1024)
     shape: Shape = field(default_factory=lambda: Shape(dim=32, depth=2, heads=2))
     batch: int = 16
     repeats: int = 5
+
+    def __post_init__(self) -> None:
+        if not self.lengths or min(self.lengths) < 2:
+            raise ValueError(
+                f"rnn_speed Settings.lengths={self.lengths}: give sequence lengths of at least 2"
+            )
+        if self.batch < 1 or self.repeats < 1:
+            raise ValueError(f"rnn_speed Settings batch={self.batch}, repeats={self.repeats} must be >= 1")
 
 
 def _step_timing(
@@ -39,7 +48,7 @@ def _step_timing(
     data = task.sample(batch, torch.Generator().manual_seed(0)).to(device)
 
     def step() -> None:
-        loss = F.cross_entropy(model(data.ids), data.label)
+        loss = F.cross_entropy(model(data), data.label)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

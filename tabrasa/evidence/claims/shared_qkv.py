@@ -13,17 +13,18 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tabrasa.evidence.models import ProbeModel, Shape, count_parameters
+from tabrasa.evidence.models import Shape, count_parameters
+from tabrasa.evidence.probe import ProbeModel
 from tabrasa.evidence.report import ClaimResult, Spread, judge
-from tabrasa.evidence.tasks import RandomPairsTask
+from tabrasa.evidence.synthetic_tasks import RandomPairsTask
+from tabrasa.evidence.synthetic_training import TrainConfig, train
 from tabrasa.evidence.tied_qkv import tie_qkv
-from tabrasa.evidence.training import TrainConfig, train
 
 CLAIM = "separate Q/K/V projections vs one shared projection: capacity"
 ARTICLE = "about +40% capacity"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     task: RandomPairsTask = field(default_factory=lambda: RandomPairsTask(size=2048))
     shape: Shape = field(default_factory=lambda: Shape(dim=32, depth=2, heads=4))

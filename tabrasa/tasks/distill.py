@@ -1,0 +1,139 @@
+"""Knowledge distillation (Hinton, Vinyals & Dean 2015, "Distilling the Knowledge in a Neural Network").
+
+The student is this module's own embedder → backbone → head, built like any Classifier's; the teacher is a
+trained run whose softened outputs it learns to match:
+
+    loss = soft_weight · T² · KL(softmax(z_t / T) ‖ softmax(z_s / T)) + label_weight · CE(z_s, y)
+
+T² keeps the soft term's gradients on the scale of the label term's as T changes (Hinton et al. §2). The
+teacher is frozen and stays in eval mode (no dropout in its targets). It reads the student's batches, so
+both must share one tokenizer; widths, depths and attention kinds may differ. It is loaded when fitting
+starts and kept out of the state dict, so a distilled checkpoint is a plain student for predict and export.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tabrasa.errors import UserError
+from tabrasa.tasks.classifier import Classifier
+from tabrasa.tokenizers.base import Batch, Tokenizer
+
+
+def distillation_loss(
+    student: torch.Tensor,
+    teacher: torch.Tensor,
+    target: torch.Tensor,
+    temperature: float,
+    soft_weight: float,
+    label_weight: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(total, soft term, label term) for logits (B, C) and class indices (B,)."""
+    T = temperature
+    soft = F.kl_div(
+        F.log_softmax(student.float() / T, dim=-1),
+        F.log_softmax(teacher.float() / T, dim=-1),
+        log_target=True,
+        reduction="batchmean",
+    ) * (T * T)
+    hard = F.cross_entropy(student.float(), target)
+    return soft_weight * soft + label_weight * hard, soft, hard
+
+
+class Distill(Classifier):
+    """teacher: a trained classification run (runs/NAME/version_N) or its checkpoint file; teacher_ckpt:
+    best, last or a path. temperature: T > 0 softens both distributions. soft_weight / label_weight: the
+    weights of the distillation and label terms (Hinton et al. use a small label weight; 0 drops labels)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        teacher: str,
+        teacher_ckpt: str = "best",
+        temperature: float = 2.0,
+        soft_weight: float = 0.5,
+        label_weight: float = 0.5,
+        **kwargs: Any,
+    ) -> None:
+        if temperature <= 0:
+            raise UserError(f"temperature={temperature} must be > 0 (Hinton et al. use 1 to 20)")
+        if soft_weight < 0 or label_weight < 0 or soft_weight + label_weight == 0:
+            raise UserError(
+                f"soft_weight={soft_weight} and label_weight={label_weight} must be >= 0 and not both 0"
+            )
+        super().__init__(*args, **kwargs)
+        self.teacher_source = (teacher, teacher_ckpt)
+        self.temperature = temperature
+        self.soft_weight = soft_weight
+        self.label_weight = label_weight
+        self._teacher: nn.Module | None = None  # set by set_teacher, outside the module tree
+
+    @property
+    def teacher(self) -> nn.Module:
+        if self._teacher is None:
+            raise RuntimeError(
+                "the teacher is loaded when fitting starts; call set_teacher to use it earlier"
+            )
+        return self._teacher
+
+    def set_teacher(self, teacher: nn.Module, tokenizer: Tokenizer | None = None) -> None:
+        """Freeze `teacher` and keep it beside (not inside) the student, so it is neither trained, saved,
+        nor switched to train mode with the student."""
+        if tokenizer is not None:
+            check_same_tokenizer(tokenizer, self.tokenizer)
+        outputs = getattr(getattr(getattr(teacher, "head", None), "fc", None), "out_features", None)
+        if outputs is not None and outputs != self.hparams["num_outputs"]:
+            raise UserError(
+                f"the teacher predicts {outputs} classes and the student {self.hparams['num_outputs']}; "
+                "distil from a run trained on the same labels"
+            )
+        teacher.requires_grad_(False)
+        object.__setattr__(self, "_teacher", teacher.eval().to(self.device))
+
+    def on_fit_start(self) -> None:
+        super().on_fit_start()
+        if self._teacher is None:
+            from tabrasa.deploy.run import load_run  # deploy builds runs through the CLI; import when used
+
+            run = load_run(*self.teacher_source)
+            self.set_teacher(run.model, run.tokenizer)
+
+    def train(self, mode: bool = True) -> Distill:
+        super().train(mode)
+        if self._teacher is not None:
+            self._teacher.eval()  # dropout would make the soft targets noisy
+        return self
+
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        if "label" not in batch:
+            raise KeyError("train batch has no `label`; distillation here also uses the labels")
+        outputs = self(batch)
+        with torch.no_grad():
+            teacher_outputs = self.teacher(batch)
+        loss, soft, hard = distillation_loss(
+            outputs, teacher_outputs, batch["label"], self.temperature, self.soft_weight, self.label_weight
+        )
+        size = batch["label"].shape[0]
+        self.log("train/loss", loss, prog_bar=True, batch_size=size)
+        self.log_dict({"train/soft_loss": soft, "train/label_loss": hard}, batch_size=size)
+        metrics = self.metrics["train_metrics"]
+        metrics(self.metric_inputs(outputs.detach()), batch["label"])
+        self.log_dict(metrics, batch_size=size, on_step=False, on_epoch=True)
+        return loss
+
+
+def check_same_tokenizer(teacher: Tokenizer, student: Tokenizer) -> None:
+    """The teacher reads the student's token ids, so both tokenizers must map text to the same ids."""
+    same = type(teacher) is type(student)
+    if same and hasattr(teacher, "hf"):
+        same = teacher.hf.get_vocab() == student.hf.get_vocab()  # type: ignore[attr-defined]
+    if not same:
+        raise UserError(
+            f"the teacher's tokenizer ({type(teacher).__name__}) differs from the student's "
+            f"({type(student).__name__}, or another vocabulary); give the student's data the teacher's "
+            f"tokenizer settings (e.g. the same vocab_size and data, or tokenizer_path)"
+        )

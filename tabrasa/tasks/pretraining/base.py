@@ -1,0 +1,120 @@
+"""What every pretraining objective shares: the tokenizer's embedder → the shared backbone → an objective
+head, epoch-level token-weighted metrics, the optimiser, and (optionally) writing the backbone as a
+`tabrasa` checkpoint folder when `fit` ends, so a task config can start from it with `pretrained:`."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pytorch_lightning as pl
+import torch
+from torch import nn
+
+from tabrasa.tasks.pretraining.stats import MaskedStats
+from tabrasa.tasks.schedule import OptimConfig, warmup_cosine
+from tabrasa.tasks.weight_decay import param_groups
+from tabrasa.tokenizers.base import Batch, Tokenizer, Tokens
+
+STAGES = ("train", "val", "test")
+
+
+@dataclass
+class StepOutput:
+    """loss: the mean over predicted tokens (0, never NaN, when there are none); loss_sum, correct, count:
+    the token-weighted sums the epoch metrics are built from."""
+
+    loss: torch.Tensor
+    loss_sum: torch.Tensor
+    correct: torch.Tensor
+    count: torch.Tensor
+
+
+def mean_over(loss_sum: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
+    """loss_sum / count, and exactly 0 (still in the graph) when nothing was predicted."""
+    return loss_sum / count.clamp(min=1)
+
+
+class PretrainingTask(pl.LightningModule):
+    """tokenizer: linked from the data module. backbone: the shared encoder (class_path in YAML).
+    num_outputs: linked from the data module by the CLI and ignored (a pretraining head's width comes from
+    the tokenizer). export_dir: where `fit` writes the backbone and embedder as a `tabrasa` checkpoint
+    folder at its end (family `tabrasa` in a task config's `pretrained:` block); None writes nothing."""
+
+    # The metric `fit` selects its best checkpoint on (tabrasa.training.BestCheckpoint).
+    selection_metric: tuple[str, Literal["min", "max"]] = ("val/loss", "min")
+    # Epoch metrics this objective logs, besides loss (keys of MaskedStats.compute()).
+    logged: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        backbone: nn.Module,
+        num_outputs: int | None = None,
+        optimizer: OptimConfig | None = None,
+        export_dir: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters(ignore=["tokenizer", "backbone"])
+        if not hasattr(backbone, "dim"):
+            raise TypeError(f"backbone {type(backbone).__name__} has no `dim`; tabrasa backbones expose it")
+        self.tokenizer = tokenizer
+        self.embedder = tokenizer.embedder(backbone.dim)
+        self.backbone = backbone
+        self.optim = optimizer or OptimConfig()
+        self.export_dir = export_dir
+        # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.
+        self.stats = nn.ModuleDict({f"{stage}_stats": MaskedStats() for stage in STAGES})
+
+    def encode(self, tokens: Tokens) -> torch.Tensor:
+        """Contextual tokens (B, N, D)."""
+        return self.backbone(tokens.x, tokens.mask, grid=tokens.grid)
+
+    @abstractmethod
+    def step(self, batch: Batch) -> StepOutput:
+        """Hide, predict and score one batch."""
+
+    def _run(self, batch: Batch, stage: str) -> torch.Tensor:
+        out = self.step(batch)
+        size = next(iter(batch.values())).shape[0]
+        self.log(f"{stage}/loss", out.loss, prog_bar=True, batch_size=size, sync_dist=stage != "train")
+        self.stats[f"{stage}_stats"].update(out.loss_sum, out.correct, out.count)
+        return out.loss
+
+    def _log_epoch(self, stage: str) -> None:
+        values = self.stats[f"{stage}_stats"].compute()
+        self.log_dict({f"{stage}/{k}": values[k] for k in self.logged}, prog_bar=stage != "train")
+        self.stats[f"{stage}_stats"].reset()
+
+    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
+        return self._run(batch, "train")
+
+    def validation_step(self, batch: Batch, batch_idx: int) -> None:
+        self._run(batch, "val")
+
+    def test_step(self, batch: Batch, batch_idx: int) -> None:
+        self._run(batch, "test")
+
+    def on_train_epoch_end(self) -> None:
+        self._log_epoch("train")
+
+    def on_validation_epoch_end(self) -> None:
+        self._log_epoch("val")
+
+    def on_test_epoch_end(self) -> None:
+        self._log_epoch("test")
+
+    def on_fit_end(self) -> None:
+        if self.export_dir is not None and self.trainer.is_global_zero:
+            from tabrasa.tasks.pretraining.export import save_backbone
+
+            save_backbone(self, self.export_dir)
+
+    def configure_optimizers(self) -> Any:
+        optimizer = torch.optim.AdamW(
+            param_groups(self, self.optim.weight_decay), lr=self.optim.lr, betas=self.optim.betas
+        )
+        total = int(self.trainer.estimated_stepping_batches)
+        scheduler = warmup_cosine(optimizer, max(total, 1), self.optim)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -1,0 +1,101 @@
+"""The run card `tabrasa fit` writes beside its checkpoints: what ran, on what, and what it scored.
+
+Every number the README quotes from a training run is read from one of these files (copied under
+`results/`), so a number always comes with its configuration, code version, data sizes, hardware and the
+checkpoint it was measured on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+
+from tabrasa.io import atomic_write
+
+PACKAGES = ("tabrasa", "torch", "pytorch-lightning", "torchmetrics", "datasets", "tokenizers", "timm")
+
+
+def git_state(folder: Path) -> dict[str, Any]:
+    """The commit and whether the working tree had uncommitted changes (None outside a git checkout)."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder, capture_output=True,
+            text=True, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(status.strip())}
+
+
+def versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def hardware() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
+    with contextlib.suppress(OSError):  # not on every platform
+        info["load_average_1min"] = os.getloadavg()[0]  # > cpus: the wall time shared the machine
+    return info
+
+
+def split_sizes(datamodule: Any) -> dict[str, Any]:
+    """Examples per split (per task for a joint run)."""
+    tasks = getattr(datamodule, "tasks", None)
+    if isinstance(tasks, Mapping):
+        return {name: split_sizes(module) for name, module in tasks.items()}
+    splits = getattr(datamodule, "splits", None)
+    return {split: len(rows) for split, rows in splits.items()} if splits is not None else {}
+
+
+def write_run_card(
+    folder: Path,
+    trainer: pl.Trainer,
+    datamodule: Any,
+    *,
+    fit_seconds: float,
+    tested_checkpoint: str | None,
+    selection: tuple[str, float | None] | None,
+    test_metrics: Mapping[str, float],
+) -> Path:
+    card = {
+        "command": ["tabrasa", *sys.argv[1:]],
+        "config": str(folder / "config.yaml") if (folder / "config.yaml").exists() else None,
+        "git": git_state(Path.cwd()),
+        "versions": versions(),
+        "hardware": hardware(),
+        "data": {"class": type(datamodule).__name__, "split_sizes": split_sizes(datamodule)},
+        "fit_seconds": round(fit_seconds, 1),
+        "global_step": trainer.global_step,
+        "epochs": trainer.current_epoch,
+        "tested_checkpoint": tested_checkpoint,
+        "selected_on": {"metric": selection[0], "value": selection[1]} if selection else None,
+        "test": {k: round(float(v), 6) for k, v in sorted(test_metrics.items())},
+    }
+    path = folder / "run_card.json"
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(card, indent=2) + "\n"))
+    return path

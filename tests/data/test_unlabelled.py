@@ -1,0 +1,68 @@
+"""Unlabelled sources: inputs without labels, and no downstream test example in any pretraining set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from tabrasa.data.fashion_mnist import FILES, fashion_mnist_dir, read_idx
+from tabrasa.data.imdb import IMDBDataModule
+from tabrasa.data.psortb import PSORTbDataModule
+from tabrasa.data.unlabelled import InputsOf, UnlabelledFashionMNIST, UnlabelledMovieReviews
+from tabrasa.data.unlabelled.fashion_mnist import image_hashes
+from tabrasa.data.unlabelled.uniprot import psortb_sequences
+from tabrasa.tokenizers.protein import ProteinTokenizer
+
+
+@pytest.mark.slow
+def test_fashion_mnist_pretraining_images_exclude_every_test_image(tmp_path: Path) -> None:
+    module = UnlabelledFashionMNIST(download=False, cache_dir=str(tmp_path))
+    images = module.inputs.tensor  # type: ignore[attr-defined]
+    assert images.shape[1:] == (1, 28, 28) and 59_000 < len(images) <= 60_000
+    test = read_idx(fashion_mnist_dir(None, download=False) / FILES["test"][0])
+    assert not set(image_hashes(images[:, 0].numpy())) & set(image_hashes(test))
+    batch = next(iter(UnlabelledFashionMNIST(download=False, limit=64, val_size=8).train_dataloader()))
+    assert set(batch) == {"pixels"} and batch["pixels"].shape == (32, 1, 28, 28)
+
+
+@pytest.mark.slow
+def test_movie_review_text_excludes_imdb_held_out_reviews(tmp_path: Path) -> None:
+    module = UnlabelledMovieReviews(cache_dir=str(tmp_path))
+    texts = set(module.inputs.take(range(len(module.inputs))))
+    imdb = IMDBDataModule().load_splits()
+    assert len(texts) > 25_000
+    assert not texts & set(imdb["test"]["text"])
+    assert not texts & set(imdb["validation"]["text"])
+
+
+@pytest.mark.slow
+def test_psortb_sequences_are_all_banned_from_uniprot_pretraining() -> None:
+    banned = psortb_sequences()
+    test = PSORTbDataModule(tokenizer=ProteinTokenizer(unknown="x")).load_splits()["test"]["sequence"]
+    assert len(banned) > 10_000 and set(test) <= banned
+
+
+@pytest.mark.slow
+def test_uniprot_pretraining_set_holds_no_psortb_test_protein(tmp_path: Path) -> None:
+    from tabrasa.data.unlabelled import UnlabelledUniProt
+
+    module = UnlabelledUniProt(limit=2000, cache_dir=str(tmp_path))
+    sequences = set(module.inputs.take(range(len(module.inputs))))
+    assert sequences and not sequences & psortb_sequences()
+
+
+@pytest.mark.slow
+def test_inputs_of_serves_train_inputs_without_labels_and_never_the_test_split(tmp_path: Path) -> None:
+    source = PSORTbDataModule(
+        tokenizer=ProteinTokenizer(max_length=64, unknown="x"), limit=40, cache_dir=str(tmp_path)
+    )
+    module = InputsOf(source)
+    module.setup("fit")
+    batch = next(iter(module.train_dataloader()))
+    assert "label" not in batch and batch["input_ids"].shape[0] == 32
+    assert module.num_outputs == 0 and module.tokenizer is source.tokenizer
+    with pytest.raises(ValueError, match="test"):
+        module.test_dataloader()
+    assert isinstance(batch["input_ids"], torch.Tensor)
