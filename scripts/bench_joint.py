@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,8 +26,7 @@ from typing import Any
 
 import yaml
 
-from tabrasa.cli import build_cli
-from tabrasa.evidence.cli_run import QUIET_TRAINER, quiet_lightning
+from tabrasa.evidence.cli_run import quiet_lightning, trained
 
 ROOT = Path(__file__).resolve().parents[1]
 JOINT = ROOT / "configs" / "joint" / "four_modalities.yaml"
@@ -71,36 +69,18 @@ def single_config(joint: dict[str, Any], task: str) -> dict[str, Any]:
 def written(config: dict[str, Any]) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="tabrasa-joint-") as folder:
         path = Path(folder) / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
         yield path
 
 
 def train_and_score(config: dict[str, Any], steps: int) -> tuple[dict[str, float], float]:
     """Fixed steps, no selection; returns every logged val/test metric and the training seconds."""
-    with written(config) as path, tempfile.TemporaryDirectory(prefix="tabrasa-bench-") as scratch:
-        cli = build_cli(
-            ["--config", str(path), "--trainer.max_steps", str(steps), *QUIET_TRAINER],
-            run=False,
-            trainer_defaults_override={"callbacks": [], "default_root_dir": scratch},
-            save_config=False,
-        )
-        start = time.perf_counter()
-        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
-        seconds = time.perf_counter() - start
-        cli.trainer.limit_val_batches = 1.0
-        scores: dict[str, float] = {}
-        cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)
-        scores |= {
-            k: float(v)
-            for k, v in cli.trainer.callback_metrics.items()
-            if "/val/" in k or k.startswith("val/")
-        }
-        cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)
-        scores |= {
-            k: float(v)
-            for k, v in cli.trainer.callback_metrics.items()
-            if "/test/" in k or k.startswith("test/")
-        }
+    scores: dict[str, float] = {}
+    with written(config) as path, trained(path, ["--trainer.max_steps", str(steps)]) as (cli, seconds):
+        for stage, evaluate in (("val", cli.trainer.validate), ("test", cli.trainer.test)):
+            evaluate(cli.model, datamodule=cli.datamodule, verbose=False)
+            logged = cli.trainer.callback_metrics.items()
+            scores |= {k: float(v) for k, v in logged if f"/{stage}/" in k or k.startswith(f"{stage}/")}
     return scores, seconds
 
 

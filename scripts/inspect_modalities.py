@@ -19,7 +19,13 @@ from pathlib import Path
 import numpy as np
 import PIL.Image
 
-from tabrasa.inspect import attention_maps, grid_rollout, mean_attention_distance, mean_attention_entropy
+from tabrasa.inspect import (
+    AttentionMaps,
+    attention_maps,
+    grid_rollout,
+    mean_attention_distance,
+    mean_attention_entropy,
+)
 from tabrasa.inspect.plots import plot_image_rollout, plot_locality
 from tabrasa.inspect.report import distance_unit
 from tabrasa.inspect.source import Inspected, from_run
@@ -59,6 +65,7 @@ def inspect_run(modality: str, root: Path, out: Path, examples: int) -> dict[str
         "mean_attention_distance": np.round(distance, 3).tolist(),
         "attention_entropy_nats": np.round(entropy, 3).tolist(),
         "mean_tokens_per_example": round(float(maps.mask.sum(axis=1).mean()), 1),
+        "uniform_attention_distance_and_entropy": [round(v, 3) for v in uniform_reference(maps, patch)],
     }
     (out / f"{modality}_distance.json").write_text(json.dumps(summary, indent=2) + "\n")
     if modality == "image":
@@ -72,6 +79,15 @@ def inspect_run(modality: str, root: Path, out: Path, examples: int) -> dict[str
             image, grid_rollout(maps, 0), out / "fashion_mnist_rollout.png", f"test image: {shown}"
         )
     return summary
+
+
+def uniform_reference(maps: AttentionMaps, patch: tuple[int, int]) -> tuple[float, float]:
+    """Distance and entropy if every real token attended uniformly to every real token: the untrained
+    baseline the measured heads are read against."""
+    real = maps.mask[:, None, :, None] & maps.mask[:, None, None, :]  # (B, 1, N, N)
+    uniform = real / np.maximum(real.sum(axis=-1, keepdims=True), 1)
+    ref = AttentionMaps([uniform.astype(np.float64)], maps.mask, maps.grid, None, maps.registers)
+    return float(mean_attention_distance(ref, patch)[0, 0]), float(mean_attention_entropy(ref)[0, 0])
 
 
 def _steps(ckpt: Path) -> int | None:

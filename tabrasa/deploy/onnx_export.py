@@ -143,8 +143,10 @@ def export_onnx(run: TrainedRun, out: str | Path) -> ExportedGraph:
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=FutureWarning)
+        # The exporter restores the wrapper's mode on exit, recursively: a wrapper in train mode (the default
+        # of a new module) would leave the model in train mode, with dropout on, after the export.
         torch.onnx.export(
-            ExportGraph(model, names),
+            ExportGraph(model, names).eval(),
             tuple(first[n] for n in names),
             str(path),
             input_names=names,

@@ -7,7 +7,10 @@ import logging
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 # Every benchmark run trains for fixed steps with no selection during training: no validation, no logger,
 # no checkpoints (nothing of a run is kept but its scores), no progress bar.
@@ -28,10 +31,11 @@ def quiet_lightning() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
-    """`tabrasa fit --config config <overrides>` without the final test of the best checkpoint; returns
-    training examples, backbone parameters (all and trainable), val/test accuracy, test macro-F1, seconds.
-    Whatever the run writes goes to a temporary folder that is removed afterwards."""
+@contextmanager
+def trained(config: Path, overrides: list[str]) -> Iterator[tuple[Any, float]]:
+    """`tabrasa fit --config config <overrides>` quietly (no validation, logger or checkpoints), with the
+    whole validation set switched back on for scoring afterwards; yields (the LightningCLI, training
+    seconds). Whatever the run writes goes to a temporary folder removed on exit."""
     from tabrasa.cli import build_cli
 
     with tempfile.TemporaryDirectory(prefix="tabrasa-bench-") as scratch:
@@ -45,6 +49,13 @@ def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
         cli.trainer.fit(cli.model, datamodule=cli.datamodule)
         seconds = time.perf_counter() - start
         cli.trainer.limit_val_batches = 1.0  # off while training, on for the final score
+        yield cli, seconds
+
+
+def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
+    """A quiet fit (`trained`) scored with its final weights; returns training examples, backbone
+    parameters (all and trainable), val/test accuracy, test macro-F1 and training seconds."""
+    with trained(config, overrides) as (cli, seconds):
         val = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)[0]
         test = cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)[0]
     backbone = list(cli.model.backbone.parameters())

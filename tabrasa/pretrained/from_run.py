@@ -142,7 +142,8 @@ def _spec(obj: Any, what: str, task: str) -> Spec:
     if to_spec is None:
         raise UserError(
             f"task {task!r}: its {what} {type(obj).__name__} has no typed spec, so a tabrasa folder cannot "
-            f"rebuild it; use a tokenizer whose embedder has one (text, image, ESM, AST, Whisper)"
+            f"rebuild it; use a tokenizer whose embedder has one (text, bytes, image, protein, ESM, audio, "
+            f"AST, Whisper)"
         )
     spec: Spec = to_spec()
     return spec

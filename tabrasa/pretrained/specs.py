@@ -10,10 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from tabrasa.tokenizers.ast import ASTEmbedder, ASTEmbedderSpec, ASTTokenizer, ASTTokenizerSpec
+from tabrasa.tokenizers.audio import AudioEmbedder, AudioEmbedderSpec, AudioTokenizer, AudioTokenizerSpec
 from tabrasa.tokenizers.base import Embedder, Tokenizer
+from tabrasa.tokenizers.bytes import ByteTokenizer, ByteTokenizerSpec
 from tabrasa.tokenizers.deit import DeitEmbedder, DeitEmbedderSpec
 from tabrasa.tokenizers.esm import EsmEmbedder, EsmEmbedderSpec, EsmProteinTokenizer, EsmTokenizerSpec
 from tabrasa.tokenizers.image import ImageEmbedder, ImageEmbedderSpec, ImageTokenizer, ImageTokenizerSpec
+from tabrasa.tokenizers.protein import (
+    ProteinEmbedder,
+    ProteinEmbedderSpec,
+    ProteinTokenizer,
+    ProteinTokenizerSpec,
+)
 from tabrasa.tokenizers.specs import Spec
 from tabrasa.tokenizers.text import TextEmbedder, TextEmbedderSpec, TextTokenizer, TextTokenizerSpec
 from tabrasa.tokenizers.whisper import (
@@ -23,7 +31,8 @@ from tabrasa.tokenizers.whisper import (
     WhisperTokenizerSpec,
 )
 
-# (class, its spec) pairs; a spec's `kind` is declared once, on the spec dataclass.
+# (class, its spec) pairs; a spec's `kind` is declared once, on the spec dataclass. ByteTokenizer's
+# embedder is a plain TextEmbedder, so it has no entry of its own among the embedders.
 EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = {
     spec.kind: (cls, spec)
     for cls, spec in (
@@ -33,6 +42,8 @@ EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = {
         (EsmEmbedder, EsmEmbedderSpec),
         (ASTEmbedder, ASTEmbedderSpec),
         (WhisperEmbedder, WhisperEmbedderSpec),
+        (ProteinEmbedder, ProteinEmbedderSpec),
+        (AudioEmbedder, AudioEmbedderSpec),
     )
 }
 TOKENIZERS: dict[str, tuple[type[Tokenizer], type[Spec]]] = {
@@ -43,6 +54,9 @@ TOKENIZERS: dict[str, tuple[type[Tokenizer], type[Spec]]] = {
         (EsmProteinTokenizer, EsmTokenizerSpec),
         (ASTTokenizer, ASTTokenizerSpec),
         (WhisperTokenizer, WhisperTokenizerSpec),
+        (ProteinTokenizer, ProteinTokenizerSpec),
+        (AudioTokenizer, AudioTokenizerSpec),
+        (ByteTokenizer, ByteTokenizerSpec),
     )
 }
 

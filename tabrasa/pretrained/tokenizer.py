@@ -36,9 +36,15 @@ class PretrainedTokenizer(Tokenizer):
     ) -> None:
         fam = get_family(family)
         folder, config = read_config(resolve_path(path, allow_download), None, fam.config_file)
-        if config is None:
+        if config is None and fam.infer_config is not None:  # a format without a config (ONNX)
+            from tabrasa.pretrained.api import read_source
+
+            _, checkpoint, self.config = read_source(family, path, allow_download=allow_download)
+            folder = checkpoint.folder
+        elif config is None:
             raise FileNotFoundError(f"{path}: no {fam.config_file}; a pretrained tokenizer needs the config")
-        self.config = fam.translate(config, folder)
+        else:
+            self.config = fam.translate(config, folder)
         spec = self.config.tokenizer
         if spec is None:
             raise ValueError(f"{family} checkpoints ship no tokenizer tabrasa can rebuild ({path})")

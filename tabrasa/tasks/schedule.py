@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import pytorch_lightning as pl
 import torch
 
 from tabrasa.errors import UserError
+from tabrasa.tasks.weight_decay import param_groups
 
 
 @dataclass
@@ -65,3 +68,12 @@ def warmup_cosine(
         return config.min_lr_ratio + (1 - config.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def adamw_warmup_cosine(module: pl.LightningModule, config: OptimConfig) -> dict[str, Any]:
+    """What every tabrasa LightningModule's `configure_optimizers` returns: AdamW over the role-based
+    weight-decay groups, stepped per optimizer step on warmup + cosine over the run's length."""
+    optimizer = torch.optim.AdamW(param_groups(module, config.weight_decay), lr=config.lr, betas=config.betas)
+    total = int(module.trainer.estimated_stepping_batches)
+    scheduler = warmup_cosine(optimizer, max(total, 1), config)
+    return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

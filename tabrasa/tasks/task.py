@@ -19,8 +19,7 @@ from tabrasa.pretrained.config import PretrainedSource
 from tabrasa.tasks.heads import LinearHead
 from tabrasa.tasks.objectives import Objective
 from tabrasa.tasks.pooling import Pooling, pool
-from tabrasa.tasks.schedule import OptimConfig, warmup_cosine
-from tabrasa.tasks.weight_decay import param_groups
+from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tokenizers.base import Batch, Tokenizer
 
 STAGES = ("train", "val", "test")
@@ -165,9 +164,4 @@ class TokenTask(pl.LightningModule):
         return self.metric_inputs(self(batch))
 
     def configure_optimizers(self) -> Any:
-        optimizer = torch.optim.AdamW(
-            param_groups(self, self.optim.weight_decay), lr=self.optim.lr, betas=self.optim.betas
-        )
-        total = int(self.trainer.estimated_stepping_batches)
-        scheduler = warmup_cosine(optimizer, max(total, 1), self.optim)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return adamw_warmup_cosine(self, self.optim)

@@ -4,11 +4,16 @@ Frames: each 10 ms frame's mel vector is one token (a Linear), the sequence orde
 Patches: the spectrogram is a one-channel image of time × mel bins cut into (p_t, p_f) patches by a
 Conv2d named `proj`, as in AST (Gong et al. 2021), with the grid's rows along time. SpecAugment (Park et
 al. 2019) masks one frequency band and one time span of the normalised features, in train mode only.
+
+A checkpoint stores the preprocessing as an `AudioTokenizerSpec` and the embedder's shape as an
+`AudioEmbedderSpec` (kind "audio" both); SpecAugment is a training choice and is not part of either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, get_args
 
 import torch
@@ -27,6 +32,7 @@ from tabrasa.tokenizers.base import (
     with_label,
 )
 from tabrasa.tokenizers.image import as_pair
+from tabrasa.tokenizers.specs import Grid, Spec
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
 # AudioSet log-mel statistics AST (Gong et al. 2021) uses for its close 128-bin Kaldi log-mel. Datasets
@@ -67,7 +73,11 @@ class AudioTokenizer(Tokenizer):
         cls_token: bool = True,
     ) -> None:
         self.log_mel = LogMel(sample_rate, n_mels, win_ms, hop_ms)
+        self.win_ms, self.hop_ms = float(win_ms), float(hop_ms)
         self.input_sample_rate = input_sample_rate
+        # The statistics as given (one value, or one per bin) for the spec: the float32 tensors below
+        # would store -4.27 as -4.269999980926514.
+        self.stats = (_plain(mean), _plain(std))
         self.mean = normalizer(mean, n_mels, "mean")
         self.std = normalizer(std, n_mels, "std")
         if bool((self.std <= 0).any()):
@@ -191,6 +201,64 @@ class AudioTokenizer(Tokenizer):
     def embedder(self, dim: int) -> AudioEmbedder:
         return AudioEmbedder(self.n_mels, dim, self.patch_size, cls_token=self.cls_token)
 
+    def to_spec(self) -> AudioTokenizerSpec:
+        """The preprocessing a checkpoint needs (SpecAugment is a training choice, not part of it)."""
+        return AudioTokenizerSpec(
+            self.sample_rate, self.n_mels, self.win_ms, self.hop_ms, *self.stats, self.patch_size,
+            self.max_frames, self.truncation, self.cls_token, self.input_sample_rate,
+        )  # fmt: skip
+
+    @classmethod
+    def from_spec(cls, spec: AudioTokenizerSpec, folder: Path | None = None) -> AudioTokenizer:
+        return cls(
+            spec.sample_rate, spec.input_sample_rate, spec.n_mels, spec.win_ms, spec.hop_ms, spec.mean,
+            spec.std, spec.patch_size, spec.max_frames, spec.truncation, cls_token=spec.cls_token,
+        )  # fmt: skip
+
+
+def _plain(value: float | Sequence[float]) -> float | tuple[float, ...]:
+    return float(value) if isinstance(value, int | float) else tuple(float(v) for v in value)
+
+
+@dataclass(frozen=True)
+class AudioTokenizerSpec(Spec):
+    """mean, std: one value for every mel bin or one per bin. patch_size: None for frame tokens.
+    input_sample_rate: the rate assumed for a waveform that carries none (None: each must carry one)."""
+
+    kind = "audio"
+    sample_rate: int
+    n_mels: int
+    win_ms: float
+    hop_ms: float
+    mean: float | tuple[float, ...]
+    std: float | tuple[float, ...]
+    patch_size: Grid | None
+    max_frames: int
+    truncation: TruncationPolicy = "head"
+    cls_token: bool = True
+    input_sample_rate: int | None = None
+
+    def fitted(self, max_len: int, grid: Grid | None) -> AudioTokenizerSpec:
+        """max_frames from the positions: every row after the class token is a frame, or for patches
+        one of the n_mels / p_f patches of a row of p_t frames."""
+        frames = max_len - int(self.cls_token)
+        if self.patch_size is not None:
+            frames = frames // (self.n_mels // self.patch_size[1]) * self.patch_size[0]
+        if frames < 1:
+            raise ValueError(
+                f"max_len={max_len} leaves no position for a frame (or a row of patches) after the class "
+                f"token; raise max_len"
+            )
+        return replace(self, max_frames=frames)
+
+
+@dataclass(frozen=True)
+class AudioEmbedderSpec(Spec):
+    kind = "audio"
+    n_mels: int
+    patch_size: Grid | None
+    cls_token: bool = True
+
 
 class AudioEmbedder(Embedder):
     """features (B, T, F) → [CLS] + frame tokens (B, 1 + T, D) or patch tokens (B, 1 + T/p_t · F/p_f, D)."""
@@ -209,6 +277,13 @@ class AudioEmbedder(Embedder):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
         if self.cls_token is not None:
             nn.init.trunc_normal_(self.cls_token, std=0.02)
+
+    def to_spec(self) -> AudioEmbedderSpec:
+        return AudioEmbedderSpec(self.n_mels, self.patch_size, self.cls_token is not None)
+
+    @classmethod
+    def from_spec(cls, spec: AudioEmbedderSpec, dim: int) -> AudioEmbedder:
+        return cls(spec.n_mels, dim, spec.patch_size, cls_token=spec.cls_token)
 
     def no_weight_decay(self) -> set[str]:
         """The class token is an embedding, not a map: weight decay would only shrink it (timm's hook)."""

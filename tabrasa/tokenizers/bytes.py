@@ -6,17 +6,21 @@ Ids 0-255 are the bytes themselves; the specials follow them, so a byte's id is 
 
 A text becomes <cls> its UTF-8 bytes <eos>. A character outside ASCII is several tokens ("é" is two,
 "苹" three), so a review of 1,300 characters is about 1,300 tokens where WordPiece gives about 300: give
-max_length room for that. The embedder is a plain token table over the 260 ids.
+max_length room for that. The embedder is a plain token table over the 260 ids, a TextEmbedder, so its
+spec is the text one; the tokenizer's own spec (kind "bytes") holds only the length and truncation policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import get_args
 
 import torch
 
 from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences, with_label
+from tabrasa.tokenizers.specs import Grid, Spec
 from tabrasa.tokenizers.text import TextEmbedder, check_text
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -69,3 +73,22 @@ class ByteTokenizer(Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         """Ids → text, specials dropped; bytes that do not form UTF-8 (a cut character) become U+FFFD."""
         return bytes(i for i in ids if i < 256).decode("utf-8", errors="replace")
+
+    def to_spec(self) -> ByteTokenizerSpec:
+        return ByteTokenizerSpec(self.max_length, self.truncation)
+
+    @classmethod
+    def from_spec(cls, spec: ByteTokenizerSpec, folder: Path | None = None) -> ByteTokenizer:
+        return cls(spec.max_length, spec.truncation)
+
+
+@dataclass(frozen=True)
+class ByteTokenizerSpec(Spec):
+    """The 260 ids are fixed (bytes, then four specials), so only the length and its policy are stored."""
+
+    kind = "bytes"
+    max_length: int
+    truncation: TruncationPolicy = "head_tail"
+
+    def fitted(self, max_len: int, grid: Grid | None) -> ByteTokenizerSpec:
+        return replace(self, max_length=max_len)  # <cls> and <eos> count, so tokens = max_length

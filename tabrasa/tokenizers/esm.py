@@ -73,19 +73,23 @@ class EsmProteinTokenizer(ProteinTokenizer):
     def embedder(self, dim: int) -> EsmEmbedder:
         return EsmEmbedder(dim, self.token_dropout)
 
-    def to_spec(self) -> EsmTokenizerSpec:
-        return EsmTokenizerSpec(self.max_length, self.token_dropout, self.truncation)
+    def to_spec(self) -> EsmTokenizerSpec:  # type: ignore[override]
+        return EsmTokenizerSpec(self.max_length, self.token_dropout, self.truncation, self.unknown)
 
     @classmethod
-    def from_spec(cls, spec: EsmTokenizerSpec, folder: Path | None = None) -> EsmProteinTokenizer:
-        return cls(spec.max_length, spec.truncation, token_dropout=spec.token_dropout)
+    def from_spec(  # type: ignore[override]
+        cls, spec: EsmTokenizerSpec, folder: Path | None = None
+    ) -> EsmProteinTokenizer:
+        return cls(spec.max_length, spec.truncation, spec.unknown, token_dropout=spec.token_dropout)
 
 
 @dataclass(frozen=True)
 class EsmTokenizerSpec(Spec):
-    """The ESM alphabet is fixed (tabrasa.tokenizers.protein), so only the lengths are stored."""
+    """The ESM alphabet is fixed (tabrasa.tokenizers.protein), so only the lengths and policies are stored.
+    `unknown` defaults to "error", the policy files written before it was stored were rebuilt with."""
 
     kind = "protein"
     max_length: int
     token_dropout: bool
     truncation: TruncationPolicy = "head"
+    unknown: UnknownPolicy = "error"

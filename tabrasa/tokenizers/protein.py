@@ -8,11 +8,14 @@ X B U Z O, the alignment gaps '.' and '-', a null slot and <mask>. A sequence is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 import torch
 
 from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences, with_label
+from tabrasa.tokenizers.specs import Grid, Spec
 from tabrasa.tokenizers.text import TextEmbedder
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -113,9 +116,44 @@ class ProteinTokenizer(Tokenizer):
     def embedder(self, dim: int) -> ProteinEmbedder:
         return ProteinEmbedder(dim)
 
+    def to_spec(self) -> ProteinTokenizerSpec:
+        return ProteinTokenizerSpec(self.max_length, self.truncation, self.unknown)
+
+    @classmethod
+    def from_spec(cls, spec: ProteinTokenizerSpec, folder: Path | None = None) -> ProteinTokenizer:
+        return cls(spec.max_length, spec.truncation, spec.unknown)
+
+
+@dataclass(frozen=True)
+class ProteinTokenizerSpec(Spec):
+    """The alphabet is fixed (ESM's), so only the length and the two policies are stored. The kind is not
+    "protein": that one names EsmProteinTokenizer, whose embedder adds ESM's token-dropout rule."""
+
+    kind = "residues"
+    max_length: int
+    truncation: TruncationPolicy = "head"
+    unknown: UnknownPolicy = "error"
+
+    def fitted(self, max_len: int, grid: Grid | None) -> ProteinTokenizerSpec:
+        return replace(self, max_length=max_len)  # <cls> and <eos> count, so tokens = max_length
+
+
+@dataclass(frozen=True)
+class ProteinEmbedderSpec(Spec):
+    """No fields: the table is always the 33-row ESM alphabet with <pad> as padding."""
+
+    kind = "residues"
+
 
 class ProteinEmbedder(TextEmbedder):
     """Residue ids (B, N) → vectors (B, N, D); `token_embed`: nn.Embedding(33, D, padding_idx=1) as ESM."""
 
     def __init__(self, dim: int) -> None:
         super().__init__(len(ESM_ALPHABET), dim, pad_id=PAD_ID)
+
+    def to_spec(self) -> ProteinEmbedderSpec:  # type: ignore[override]
+        return ProteinEmbedderSpec()
+
+    @classmethod
+    def from_spec(cls, spec: ProteinEmbedderSpec, dim: int) -> ProteinEmbedder:  # type: ignore[override]
+        return cls(dim)

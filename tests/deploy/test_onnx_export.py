@@ -46,6 +46,7 @@ def test_padding_in_the_graph_leaves_real_tokens_alone(tmp_path: Path) -> None:
 def test_graph_axes_are_dynamic_and_settings_are_written(tmp_path: Path) -> None:
     run = tiny_run("text", "full", tmp_path)
     exported = export_onnx(run, tmp_path / "export")
+    assert not any(m.training for m in run.model.modules())  # export leaves the model in eval mode
     assert exported.input_names == ["input_ids", "attention_mask"]
     assert exported.dynamic_axes["input_ids"] == {0: "batch", 1: "length"}
     meta = json.loads((tmp_path / "export" / "tabrasa_export.json").read_text())

@@ -23,6 +23,7 @@ def _model(tokenizer: Tokenizer) -> Inspected:
     return Inspected(encoder, tokenizer.embedder(32), tokenizer, modality_of(tokenizer), "tiny")
 
 
+@pytest.mark.slow
 def test_audio_rollout_over_the_spectrogram(tmp_path: Path) -> None:
     wav = tmp_path / "tone.wav"
     t = np.arange(8000) / 16000
@@ -34,6 +35,7 @@ def test_audio_rollout_over_the_spectrogram(tmp_path: Path) -> None:
     assert np.array(summary["mean_attention_distance"]).shape == (2, 4)
 
 
+@pytest.mark.slow
 def test_protein_from_fasta_gets_residue_labels(tmp_path: Path) -> None:
     fasta = tmp_path / "p.fasta"
     fasta.write_text(">sp|P1|test\nMKTAY\nIAK\n>second\nMMM\n")

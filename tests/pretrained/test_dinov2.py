@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tabrasa.pretrained import export_pretrained, load_pretrained
+from tabrasa.pretrained import PretrainedTokenizer, export_pretrained, load_pretrained
 from tabrasa.pretrained.engine import CheckpointMismatchError
 from tabrasa.pretrained.onnx_dinov2 import read_onnx_dinov2, to_timm, write_timm_folder
 from tests.pretrained.conftest import Reference
@@ -155,5 +155,6 @@ def test_onnx_dinov2_family_reads_the_graph_in_the_wheel(dinov2_folder: Path) ->
     assert direct.tokenizer is not None and direct.tokenizer.image_size == (56, 56)
     pixels = torch.randn(2, 3, 56, 56)
     assert torch.equal(run(direct, {"pixels": pixels}), run(converted, {"pixels": pixels}))
+    assert PretrainedTokenizer("onnx_dinov2", str(_onnx_path())).image_size == (518, 518)  # no config.json
     with pytest.raises(ValueError, match=r"\.onnx"):
         load_pretrained("onnx_dinov2", dinov2_folder / "model.safetensors")

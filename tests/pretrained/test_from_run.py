@@ -1,5 +1,6 @@
 """A joint training checkpoint → `tabrasa convert --family checkpoint` → a single-task fine-tune's start:
-backbone, embedder and head come back equal, and the single-task model computes what the joint one did."""
+backbone, embedder and head come back equal, and the single-task model computes what the joint one did,
+for a text task (its vocabulary file travels) and a protein task (a spec with no file)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from tabrasa.backbone import Encoder
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.cli import build_cli
 from tabrasa.errors import UserError
-from tabrasa.pretrained import PretrainedSource, load_into
+from tabrasa.pretrained import PretrainedSource, load_into, load_pretrained
 from tabrasa.pretrained.convert_cli import main as convert_main
 from tabrasa.pretrained.from_run import convert_run
 from tabrasa.tasks.heads import LinearHead
+from tabrasa.tokenizers.protein import ProteinTokenizer
 from tabrasa.training import save_checkpoint
 
 BACKBONE = {"class_path": "tabrasa.backbone.Encoder",
@@ -27,6 +29,11 @@ FASHION = {
     "limit": 32, "val_size": 8, "loader": {"batch_size": 8, "num_workers": 0},
     "tokenizer": {"class_path": "tabrasa.tokenizers.ImageTokenizer",
                   "init_args": {"patch_size": 7, "channels": 1, "image_size": 28, "mean": 0.3, "std": 0.35}},
+}  # fmt: skip
+PROTEINS = {
+    "limit": 32, "loader": {"batch_size": 8, "num_workers": 0},
+    "tokenizer": {"class_path": "tabrasa.tokenizers.ProteinTokenizer",
+                  "init_args": {"max_length": 32, "truncation": "head_tail", "unknown": "x"}},
 }  # fmt: skip
 QUIET = ["--trainer.logger", "false", "--trainer.enable_progress_bar", "false"]
 
@@ -38,8 +45,8 @@ def _write(path: Path, config: dict[str, Any]) -> Path:
 
 @pytest.fixture(scope="module")
 def joint_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path]:
-    """A JointTask (IMDB text + Fashion-MNIST images, task embedding on) with random weights, saved as
-    `tabrasa fit` saves its checkpoints, and the config that built it."""
+    """A JointTask (IMDB text, Fashion-MNIST images, PSORTb proteins; task embedding on) with random
+    weights, saved as `tabrasa fit` saves its checkpoints, and the config that built it."""
     folder = tmp_path_factory.mktemp("joint_run")
     config = _write(folder / "config.yaml", {
         "model": {"class_path": "tabrasa.tasks.JointTask",
@@ -47,6 +54,7 @@ def joint_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path, Path
         "data": {"class_path": "tabrasa.data.JointDataModule", "init_args": {"tasks": {
             "imdb": {"class_path": "tabrasa.data.IMDBDataModule", "init_args": IMDB},
             "fashion": {"class_path": "tabrasa.data.FashionMNISTDataModule", "init_args": FASHION},
+            "proteins": {"class_path": "tabrasa.data.PSORTbDataModule", "init_args": PROTEINS},
         }}},
     })  # fmt: skip
     model = build_cli(["fit", "--config", str(config), *QUIET], run=False, save_config=False).model
@@ -100,11 +108,41 @@ def test_a_joint_task_converts_into_a_single_task_start(
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-5)
 
 
+def test_a_protein_task_converts_into_a_single_task_start(
+    joint_run: tuple[Any, Path, Path], tmp_path: Path
+) -> None:
+    """The protein tokenizer is stored as a spec alone (no file), its settings (max_length, truncation,
+    unknown) included, and the single-task model computes what the joint one did."""
+    joint, checkpoint, config = joint_run
+    out = convert_run(checkpoint, config, tmp_path / "proteins", task="proteins")
+    stored = load_pretrained("tabrasa", str(out)).tokenizer
+    assert type(stored) is ProteinTokenizer
+    assert (stored.max_length, stored.truncation, stored.unknown) == (32, "head_tail", "x")
+
+    # The protein data modules take a ProteinTokenizer, so the config states the same one.
+    single_config = _write(tmp_path / "proteins.yaml", {
+        "model": {"class_path": "tabrasa.tasks.Classifier", "init_args": {
+            "backbone": BACKBONE, "pretrained": {"family": "tabrasa", "path": str(out), "load_head": True}}},
+        "data": {"class_path": "tabrasa.data.PSORTbDataModule", "init_args": PROTEINS},
+    })  # fmt: skip
+    cli = build_cli(["fit", "--config", str(single_config), *QUIET], run=False, save_config=False)
+    assert cli.datamodule.tokenizer.to_spec() == stored.to_spec()
+    single = cli.model.eval()
+    single.load_pretrained_weights()
+
+    sequences = ["MKTAYJAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAV", "mkkll*"]
+    batch = stored.collate([stored.encode(s) for s in sequences])
+    with torch.no_grad():
+        expected = joint.heads["proteins"](joint.features("proteins", batch))
+        got = single(batch)
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-5)
+
+
 def test_a_task_the_checkpoint_lacks_lists_its_tasks(
     joint_run: tuple[Any, Path, Path], tmp_path: Path
 ) -> None:
     _, checkpoint, config = joint_run
-    with pytest.raises(UserError, match=r"'psortb' is not a task .*\['fashion', 'imdb'\]"):
+    with pytest.raises(UserError, match=r"'psortb' is not a task .*\['fashion', 'imdb', 'proteins'\]"):
         convert_run(checkpoint, config, tmp_path / "out", task="psortb")
     with pytest.raises(UserError, match="choose one with --task"):
         convert_run(checkpoint, config, tmp_path / "out")

@@ -16,7 +16,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tabrasa.cli import TabrasaCLI, trainer_defaults
+from tabrasa.cli import build_cli
 from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.tasks.task import TokenTask
 from tabrasa.training import load_checkpoint
@@ -99,17 +99,8 @@ def build(extra: list[str]) -> tuple[TokenTask, TabrasaDataModule]:
     # Without --trainer.deterministic: it would switch torch's deterministic mode on for this whole process.
     flag = TINY.index("--trainer.deterministic")
     args = TINY[:flag] + TINY[flag + 2 :]
-    cli = TabrasaCLI(
-        TokenTask,
-        TabrasaDataModule,
-        subclass_mode_model=True,
-        subclass_mode_data=True,
-        seed_everything_default=0,
-        trainer_defaults=trainer_defaults(),
-        auto_configure_optimizers=False,
-        save_config_callback=None,
-        run=False,
-        args=[*args, *NO_DROPOUT, "--trainer.logger", "false", *extra],
+    cli = build_cli(
+        [*args, *NO_DROPOUT, "--trainer.logger", "false", *extra], run=False, save_config=False
     )
     cli.datamodule.setup("validate")
     return cli.model, cli.datamodule

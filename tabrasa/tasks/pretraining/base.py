@@ -13,8 +13,7 @@ import torch
 from torch import nn
 
 from tabrasa.tasks.pretraining.stats import MaskedStats
-from tabrasa.tasks.schedule import OptimConfig, warmup_cosine
-from tabrasa.tasks.weight_decay import param_groups
+from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tokenizers.base import Batch, Tokenizer, Tokens
 
 STAGES = ("train", "val", "test")
@@ -112,9 +111,4 @@ class PretrainingTask(pl.LightningModule):
             save_backbone(self, self.export_dir)
 
     def configure_optimizers(self) -> Any:
-        optimizer = torch.optim.AdamW(
-            param_groups(self, self.optim.weight_decay), lr=self.optim.lr, betas=self.optim.betas
-        )
-        total = int(self.trainer.estimated_stepping_batches)
-        scheduler = warmup_cosine(optimizer, max(total, 1), self.optim)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+        return adamw_warmup_cosine(self, self.optim)
