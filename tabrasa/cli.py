@@ -31,7 +31,7 @@ from tabrasa.training import (
     best_checkpoint_callback,
     load_hyper_parameters,
 )
-from tabrasa.training.run_card import write_run_card
+from tabrasa.training.run_card import git_state, write_run_card
 
 
 class TabrasaCLI(LightningCLI):
@@ -94,6 +94,7 @@ class TabrasaCLI(LightningCLI):
 
     def before_fit(self) -> None:
         self._fit_started = time.perf_counter()
+        self._git = git_state(Path.cwd())
 
     def after_fit(self) -> None:
         fit_seconds = time.perf_counter() - getattr(self, "_fit_started", time.perf_counter())
@@ -122,6 +123,7 @@ class TabrasaCLI(LightningCLI):
         if folder and self.trainer.is_global_zero:
             path = write_run_card(
                 Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
+                git=getattr(self, "_git", git_state(Path.cwd())),
                 tested_checkpoint=best or None, selection=selection, test_metrics=test_metrics,
             )  # fmt: skip
             rank_zero_info(f"Run card: {path}")

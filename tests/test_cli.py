@@ -3,6 +3,7 @@ tests, and a user's mistake ends the command with one line and exit status 2."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -113,6 +114,11 @@ def test_fit_test_predict_end_to_end(cache_dir: Path, tmp_path: Path) -> None:
     assert {p.name for p in checkpoints} >= {"last.ckpt"}, checkpoints
     assert any(p.name.startswith("best-") for p in checkpoints)
     assert (tmp_path / "imdb" / "version_0" / "metrics.csv").exists()
+    card = json.loads((tmp_path / "imdb" / "version_0" / "run_card.json").read_text())
+    assert card["tested_checkpoint"] and Path(card["tested_checkpoint"]).name.startswith("best-")
+    assert card["selected_on"]["metric"] == "val/acc" and 0.0 <= card["test"]["test/acc"] <= 1.0
+    assert card["data"]["split_sizes"] == {"train": 48, "validation": 48, "test": 48}
+    assert card["git"]["commit"] is None or len(card["git"]["commit"]) == 40
     tested = tabrasa(["test", *common, "--ckpt_path", str(checkpoints[-1])], tmp_path, env)
     assert tested.returncode == 0, tested.stderr[-3000:]
     assert "test/acc" in tested.stdout and "test/f1" in tested.stdout

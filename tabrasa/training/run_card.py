@@ -78,6 +78,7 @@ def write_run_card(
     datamodule: Any,
     *,
     fit_seconds: float,
+    git: dict[str, Any],
     tested_checkpoint: str | None,
     selection: tuple[str, float | None] | None,
     test_metrics: Mapping[str, float],
@@ -85,7 +86,7 @@ def write_run_card(
     card = {
         "command": ["tabrasa", *sys.argv[1:]],
         "config": str(folder / "config.yaml") if (folder / "config.yaml").exists() else None,
-        "git": git_state(Path.cwd()),
+        "git": git,  # read when fit started: the code that trained, not the tree at the end
         "versions": versions(),
         "hardware": hardware(),
         "data": {"class": type(datamodule).__name__, "split_sizes": split_sizes(datamodule)},

@@ -146,9 +146,7 @@ def test_a_missing_engine_names_its_debian_package(
 
 
 def test_datamodule_augments_training_only_and_evaluates_deterministically(tiny: Path) -> None:
-    dm = KeywordsDataModule(
-        words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent)
-    )
+    dm = KeywordsDataModule(words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent))
     assert dm.settings == TINY and dm.path == tiny  # the same settings find the same cache entry
     assert dm.num_outputs == 4 and list(dm.class_names) == ["yes", "no", "up", "down"]
     train, test = dm.dataset("train"), dm.dataset("test")
@@ -164,9 +162,7 @@ def test_datamodule_augments_training_only_and_evaluates_deterministically(tiny:
 
 
 def test_batched_reading_equals_row_by_row_tokenising(tiny: Path) -> None:
-    dm = KeywordsDataModule(
-        words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent)
-    )
+    dm = KeywordsDataModule(words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent))
     for split in ("validation", "test"):
         count = len(dm.splits[split])
         batched = dm.dataset(split).__getitems__(list(range(count)))

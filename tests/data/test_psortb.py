@@ -54,8 +54,9 @@ def test_deduplicate_merges_copies_and_drops_conflicts() -> None:
 
 
 def test_splits_are_disjoint_stratified_and_cached(fake_psortb: Path, tmp_path: Path) -> None:
-    data = PSORTbDataModule(val_size=10, test_size=10, cache_dir=str(tmp_path / "cache"),
-                            loader=LoaderConfig(batch_size=4))
+    data = PSORTbDataModule(
+        val_size=10, test_size=10, cache_dir=str(tmp_path / "cache"), loader=LoaderConfig(batch_size=4)
+    )
     splits = data.splits
     assert list(data.class_names) == sorted(CLASSES) and data.num_outputs == 5
     sequences = [set(splits[s]["sequence"]) for s in ("train", "validation", "test")]

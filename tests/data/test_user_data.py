@@ -66,7 +66,10 @@ def make_fasta(path: Path, n: int = 30) -> Path:
 def test_image_folder_holds_out_splits_and_converts_modes(tmp_path: Path) -> None:
     tokenizer = ImageTokenizer(patch_size=4, channels=3, image_size=16)
     data = ImageFolderDataModule(
-        str(make_image_folder(tmp_path / "img")), tokenizer=tokenizer, val_size=2, test_size=2,
+        str(make_image_folder(tmp_path / "img")),
+        tokenizer=tokenizer,
+        val_size=2,
+        test_size=2,
         loader=LoaderConfig(batch_size=4),
     )
     assert list(data.class_names) == ["blue", "red"] and data.num_outputs == 2
@@ -93,7 +96,10 @@ def test_image_folder_errors_name_the_layout(tmp_path: Path) -> None:
 def test_audio_folder_reads_with_soundfile_and_resamples(tmp_path: Path) -> None:
     tokenizer = AudioTokenizer(sample_rate=16000, n_mels=32, max_frames=100)
     data = AudioFolderDataModule(
-        str(make_audio_folder(tmp_path / "wav")), tokenizer=tokenizer, val_size=2, test_size=2,
+        str(make_audio_folder(tmp_path / "wav")),
+        tokenizer=tokenizer,
+        val_size=2,
+        test_size=2,
         loader=LoaderConfig(batch_size=3),
     )
     batch = next(iter(data.test_dataloader()))

@@ -99,9 +99,7 @@ def build(extra: list[str]) -> tuple[TokenTask, TabrasaDataModule]:
     # Without --trainer.deterministic: it would switch torch's deterministic mode on for this whole process.
     flag = TINY.index("--trainer.deterministic")
     args = TINY[:flag] + TINY[flag + 2 :]
-    cli = build_cli(
-        [*args, *NO_DROPOUT, "--trainer.logger", "false", *extra], run=False, save_config=False
-    )
+    cli = build_cli([*args, *NO_DROPOUT, "--trainer.logger", "false", *extra], run=False, save_config=False)
     cli.datamodule.setup("validate")
     return cli.model, cli.datamodule
 

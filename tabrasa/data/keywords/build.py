@@ -247,5 +247,3 @@ def _version(command: list[str]) -> str:
         return subprocess.run(command, capture_output=True, text=True, check=False).stdout.strip()[:200]
     except FileNotFoundError:
         return "not installed"
-
-
