@@ -26,10 +26,17 @@ TASK_CONFIGS = sorted(
 )
 
 
-def tiny_data(config: Path) -> list[str]:
-    """16 examples per split, in the main process (a joint config passes limit on to every task)."""
-    joint = yaml.safe_load(config.read_text())["data"]["class_path"].endswith("JointDataModule")
-    return ["--data.limit", "16"] if joint else ["--data.limit", "16", "--data.loader.num_workers", "0"]
+def tiny_data(config: Path, folder: Path) -> list[str]:
+    """16 examples per split, in the main process (a joint config passes limit on to every task, an
+    unlabelled view takes it on its source), and anything a run exports goes under `folder`."""
+    settings = yaml.safe_load(config.read_text())
+    data = settings["data"]
+    if data["class_path"].endswith("JointDataModule"):
+        return ["--data.limit", "16"]
+    limit = "--data.init_args.source.init_args.limit" if "source" in data["init_args"] else "--data.limit"
+    export = settings["model"].get("init_args", {}).get("export_dir")
+    exported = ["--model.init_args.export_dir", str(folder / "export")] if export else []
+    return [limit, "16", "--data.loader.num_workers", "0", *exported]
 
 
 def cli_env(cache_dir: Path) -> dict[str, str]:
@@ -56,7 +63,7 @@ def test_every_config_trains_a_step_on_tiny_data(config: Path, cache_dir: Path, 
             "--trainer.fast_dev_run", "true",
             "--trainer.enable_progress_bar", "false",
             "--trainer.default_root_dir", str(tmp_path),
-            *tiny_data(config),
+            *tiny_data(config, tmp_path),
         ],
         save_config=False,
     )  # fmt: skip
