@@ -1,15 +1,21 @@
 """Joint vs separate: what does sharing one backbone instance across four modalities cost or give each?
 
-Arms (per seed, each task trained for `--steps` optimizer steps):
-  separate          one Classifier per task, `steps` steps each (4 runs)
-  joint             one JointTask over the four tasks, round-robin, 4 × steps steps: every task gets
+Arms (per seed and training fraction):
+  separate          one Classifier per task, `--steps` optimizer steps each (4 runs)
+  joint             one JointTask over the four tasks, round robin, 4 × steps steps: every task gets
                     exactly `steps` steps, so total optimizer steps and the work per task are equal
   joint+task_embed  the same with a learned per-task embedding added to every token
-and the same three at `--small-fraction` of each training set (the small-data case). Separate runs use the
+  separate@wall     one Classifier per task given the wall time instead of the steps: the joint run's
+                    training-loop seconds split evenly over the tasks, so the four models together train
+                    as long as the one joint model. The budget becomes a step count through the task's
+                    own measured rate in `separate` (steps × budget / its seconds), so the warm-up and
+                    cosine schedule end where the time does; run after `separate` and `joint`
+and all of them at `--fractions` of each training set (0.1: the small-data case). Separate runs use the
 joint config's own model settings (pooling, head, optimizer), so the arms differ only in sharing. Every
 run goes through `tabrasa.cli.build_cli` with the shipped `configs/joint/four_modalities.yaml` task
-blocks, trains for fixed steps with no selection, and is scored with its final weights on the whole
-validation and test splits. Wall time is measured per run, so "equal steps" can be read as wall time too.
+blocks, trains with no selection, and is scored with its final weights on each task's whole test split.
+Each row records the training loop's seconds (`train_seconds`, data set-up excluded: it is the same for
+every arm) and the steps it took.
 
     python scripts/bench_joint.py --steps 300 --seeds 0 1     # writes results/joint/
 """
@@ -26,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from tabrasa.evidence.cli_run import quiet_lightning, trained
+from tabrasa.evidence.cli_run import loop_seconds, quiet_lightning, trained
 
 ROOT = Path(__file__).resolve().parents[1]
 JOINT = ROOT / "configs" / "joint" / "four_modalities.yaml"
@@ -73,48 +79,64 @@ def written(config: dict[str, Any]) -> Iterator[Path]:
         yield path
 
 
-def train_and_score(config: dict[str, Any], steps: int) -> tuple[dict[str, float], float]:
-    """Fixed steps, no selection; returns every logged val/test metric and the training seconds."""
-    scores: dict[str, float] = {}
-    with written(config) as path, trained(path, ["--trainer.max_steps", str(steps)]) as (cli, seconds):
-        for stage, evaluate in (("val", cli.trainer.validate), ("test", cli.trainer.test)):
-            evaluate(cli.model, datamodule=cli.datamodule, verbose=False)
-            logged = cli.trainer.callback_metrics.items()
-            scores |= {k: float(v) for k, v in logged if f"/{stage}/" in k or k.startswith(f"{stage}/")}
-    return scores, seconds
+def train_and_score(config: dict[str, Any], budget: list[str]) -> tuple[dict[str, float], float, int]:
+    """Train on `budget` (a step count or a wall time, as trainer overrides) with no selection; returns
+    every logged test metric, the training loop's seconds and the optimizer steps taken."""
+    with written(config) as path, trained(path, budget) as (cli, _):
+        cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)
+        logged = cli.trainer.callback_metrics.items()
+        scores = {k: float(v) for k, v in logged if "/test/" in k or k.startswith("test/")}
+        return scores, loop_seconds(cli), int(cli.trainer.global_step)
 
 
-def run_arm(arm: str, fraction: float, seed: int, steps: int, limit: int | None) -> list[dict[str, Any]]:
+def by_steps(steps: int) -> list[str]:
+    return ["--trainer.max_steps", str(steps)]
+
+
+def row(task: str, scores: dict[str, float], prefix: str, seconds: float, steps: int) -> dict[str, Any]:
+    return {
+        "task": task,
+        "test_acc": scores[f"{prefix}test/acc"],
+        "test_f1": scores[f"{prefix}test/f1"],
+        "train_seconds": round(seconds, 1),
+        "steps": steps,
+    }
+
+
+def run_arm(
+    arm: str, fraction: float, seed: int, steps: int, limit: int | None, log: Path
+) -> list[dict[str, Any]]:
     joint = joint_config(fraction, arm == "joint+task_embed", seed, limit)
     tasks = list(joint["data"]["init_args"]["tasks"])
     rows = []
     if arm == "separate":
         for task in tasks:
-            scores, seconds = train_and_score(single_config(joint, task), steps)
-            rows.append(
-                {
-                    "task": task,
-                    "val_acc": scores["val/acc"],
-                    "test_acc": scores["test/acc"],
-                    "test_f1": scores["test/f1"],
-                    "seconds": round(seconds, 1),
-                    "steps": steps,
-                }
-            )
-    else:
-        scores, seconds = train_and_score(joint, steps * len(tasks))
+            scores, seconds, taken = train_and_score(single_config(joint, task), by_steps(steps))
+            rows.append(row(task, scores, "", seconds, taken))
+    elif arm == "separate@wall":
+        budget = loop_seconds_of(log, "joint", fraction, seed)[""] / len(tasks)
+        rates = loop_seconds_of(log, "separate", fraction, seed)
         for task in tasks:
-            rows.append(
-                {
-                    "task": task,
-                    "val_acc": scores[f"{task}/val/acc"],
-                    "test_acc": scores[f"{task}/test/acc"],
-                    "test_f1": scores[f"{task}/test/f1"],
-                    "seconds": round(seconds / len(tasks), 1),
-                    "steps": steps,
-                }
-            )
-    return [{"arm": arm, "fraction": fraction, "seed": seed, **row} for row in rows]
+            task_steps = max(1, round(steps * budget / rates[task]))
+            scores, seconds, taken = train_and_score(single_config(joint, task), by_steps(task_steps))
+            rows.append(row(task, scores, "", seconds, taken))
+    else:
+        scores, seconds, taken = train_and_score(joint, by_steps(steps * len(tasks)))
+        # Round robin: each task took exactly a quarter of the steps; the loop time is the run's.
+        rows = [row(task, scores, f"{task}/", seconds, taken // len(tasks)) for task in tasks]
+    return [{"arm": arm, "fraction": fraction, "seed": seed, **r} for r in rows]
+
+
+def loop_seconds_of(log: Path, arm: str, fraction: float, seed: int) -> dict[str, float]:
+    """Training-loop seconds of an arm's runs at (fraction, seed): task → seconds, or "" → the joint
+    run's. Fails with the arm to run first when it has not run."""
+    found: dict[str, float] = {}
+    for r in map(json.loads, log.read_text().splitlines()) if log.exists() else []:
+        if (r["arm"], r["fraction"], r["seed"]) == (arm, fraction, seed):
+            found["" if arm.startswith("joint") else r["task"]] = float(r["train_seconds"])
+    if not found:
+        raise SystemExit(f"separate@wall needs the {arm} arm of fraction={fraction} seed={seed} first")
+    return found
 
 
 def done_keys(log: Path) -> set[tuple[str, float, int]]:
@@ -123,29 +145,56 @@ def done_keys(log: Path) -> set[tuple[str, float, int]]:
     return {(r["arm"], r["fraction"], r["seed"]) for r in map(json.loads, log.read_text().splitlines())}
 
 
+# Run order: separate@wall takes its budget from the joint run of the same fraction and seed.
+ARMS = ["separate", "joint", "separate@wall", "joint+task_embed"]
+
+
 def summarise(log: Path) -> str:
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     cells: dict[tuple[float, str, str], list[float]] = {}
-    seconds: dict[tuple[float, str], float] = {}
+    runs: dict[tuple[float, str, int, str], float] = {}  # one entry per training run
+    steps: dict[tuple[float, str, str], list[int]] = {}
     for r in rows:
-        cells.setdefault((r["fraction"], r["task"], r["arm"]), []).append(r["test_acc"])
-        seconds[(r["fraction"], r["arm"])] = seconds.get((r["fraction"], r["arm"]), 0.0) + r["seconds"]
-    arms = ["separate", "joint", "joint+task_embed"]
+        key = (r["fraction"], r["task"], r["arm"])
+        cells.setdefault(key, []).append(r["test_acc"])
+        steps.setdefault(key, []).append(r["steps"])
+        # A joint row carries its whole run's loop time: one run per (arm, fraction, seed), not per task.
+        run = "" if r["arm"].startswith("joint") else r["task"]
+        runs[(r["fraction"], r["arm"], r["seed"], run)] = float(r["train_seconds"])
+    seconds: dict[tuple[float, str], float] = {}
+    for (fraction, arm, _, _), value in runs.items():
+        seconds[(fraction, arm)] = seconds.get((fraction, arm), 0.0) + value
+    arms = [arm for arm in ARMS if any(r["arm"] == arm for r in rows)]
+    gaps = [(f"joint − {base}", base) for base in ("separate", "separate@wall") if base in arms]
     lines = []
     for fraction in sorted({r["fraction"] for r in rows}, reverse=True):
         lines += [
-            f"\n**{fraction:.0%} of each training set** (test accuracy, mean ± sd over seeds)\n",
-            "| task | " + " | ".join(arms) + " | joint − separate |",
-            "|---" * (len(arms) + 2) + "|",
+            f"\n**{fraction:.0%} of each training set** (test accuracy, mean ± sd over seeds; "
+            "steps per task in brackets)\n",
+            "| task | " + " | ".join(arms + [name for name, _ in gaps]) + " |",
+            "|---" * (len(arms) + len(gaps) + 1) + "|",
         ]
         for task in dict.fromkeys(r["task"] for r in rows):
-            values = [cells.get((fraction, task, arm), []) for arm in arms]
-            shown = [_mean_sd(v) for v in values]
-            gap = (_mean(values[1]) - _mean(values[0])) * 100 if values[0] and values[1] else float("nan")
-            lines.append(f"| {task} | " + " | ".join(shown) + f" | {gap:+.1f} pts |")
+            values = {arm: cells.get((fraction, task, arm), []) for arm in arms}
+            shown = [
+                f"{_mean_sd(values[arm])} ({_steps(steps.get((fraction, task, arm), []))})" for arm in arms
+            ]
+            for _, base in gaps:
+                both = values[base] and values.get("joint")
+                shown.append(
+                    f"{(_mean(values['joint']) - _mean(values[base])) * 100:+.1f} pts" if both else "–"
+                )
+            lines.append(f"| {task} | " + " | ".join(shown) + " |")
         walls = [f"{seconds.get((fraction, arm), 0.0):.0f} s" for arm in arms]
-        lines.append("| wall, all seeds | " + " | ".join(walls) + " | |")
+        lines.append("| training loop, all seeds | " + " | ".join(walls) + " |" + " |" * len(gaps))
     return "\n".join(lines) + "\n"
+
+
+def _steps(values: list[int]) -> str:
+    if not values:
+        return "–"
+    low, high = min(values), max(values)
+    return f"{low}" if low == high else f"{low}–{high}"
 
 
 def _mean(values: list[float]) -> float:
@@ -167,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=300, help="optimizer steps per task")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--fractions", type=float, nargs="+", default=[1.0, 0.1])
-    parser.add_argument("--arms", nargs="+", default=["separate", "joint", "joint+task_embed"])
+    parser.add_argument("--arms", nargs="+", default=ARMS, choices=ARMS)
     parser.add_argument("--limit", type=int, default=None, help="examples per split (smoke tests)")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "joint")
     args = parser.parse_args(argv)
@@ -180,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
             for arm in args.arms:
                 if (arm, fraction, seed) in done:
                     continue  # resumable: a killed sweep starts at the first arm it had not finished
-                rows = run_arm(arm, fraction, seed, args.steps, args.limit)
+                rows = run_arm(arm, fraction, seed, args.steps, args.limit, log)
                 with log.open("a") as f:
                     f.writelines(json.dumps(r) + "\n" for r in rows)
                 print(

@@ -110,3 +110,46 @@ def test_bench_throughput_smoke(cache_dir: Path, tmp_path: Path) -> None:
     bf16 = result["bf16_accuracy"]
     assert bf16["seeds"] == [0] and bf16["mean_accuracy"]["bf16"] == bf16["accuracy"]["bf16"][0]
     assert bf16["bf16_minus_fp32"] == pytest.approx(bf16["accuracy"]["bf16"][0] - bf16["accuracy"]["fp32"][0])
+
+
+def test_joint_summary_counts_a_joint_run_once_and_gaps_against_both_separate_arms(tmp_path: Path) -> None:
+    bench = load("bench_joint")
+    rows = [
+        {"arm": "separate", "task": "a", "test_acc": 0.5, "train_seconds": 10.0, "steps": 4},
+        {"arm": "separate", "task": "b", "test_acc": 0.7, "train_seconds": 30.0, "steps": 4},
+        {"arm": "joint", "task": "a", "test_acc": 0.6, "train_seconds": 44.0, "steps": 4},
+        {"arm": "joint", "task": "b", "test_acc": 0.6, "train_seconds": 44.0, "steps": 4},
+        {"arm": "separate@wall", "task": "a", "test_acc": 0.55, "train_seconds": 22.0, "steps": 9},
+        {"arm": "separate@wall", "task": "b", "test_acc": 0.8, "train_seconds": 22.0, "steps": 3},
+    ]
+    log = tmp_path / "runs.jsonl"
+    log.write_text("".join(json.dumps({"fraction": 1.0, "seed": 0, **r}) + "\n" for r in rows))
+    table = bench.summarise(log)
+    assert "| a | 0.500 (4) | 0.600 (4) | 0.550 (9) | +10.0 pts | +5.0 pts |" in table
+    assert "| b | 0.700 (4) | 0.600 (4) | 0.800 (3) | -10.0 pts | -20.0 pts |" in table
+    assert "| training loop, all seeds | 40 s | 44 s | 44 s |" in table  # the joint run counted once
+    assert bench.loop_seconds_of(log, "joint", 1.0, 0) == {"": 44.0}
+    assert bench.loop_seconds_of(log, "separate", 1.0, 0) == {"a": 10.0, "b": 30.0}
+    with pytest.raises(SystemExit, match=r"joint arm of fraction=0\.1"):
+        bench.loop_seconds_of(log, "joint", 0.1, 0)
+
+
+@pytest.mark.slow
+def test_bench_joint_end_to_end_gives_each_separate_model_an_even_share_of_the_joint_wall_time(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    bench = load("bench_joint")
+    bench.main(
+        ["--steps", "2", "--seeds", "0", "--fractions", "1.0", "--limit", "32", "--out", str(tmp_path)]
+    )
+    rows = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    by = {(r["arm"], r["task"]): r for r in rows}
+    tasks = ["imdb", "fashion_mnist", "keywords", "psortb"]
+    assert {arm for arm, _ in by} == set(bench.ARMS) and {task for _, task in by} == set(tasks)
+    joint = by[("joint", "imdb")]["train_seconds"]
+    for task in tasks:
+        assert by[("separate", task)]["steps"] == 2 and by[("joint", task)]["steps"] == 2
+        rate = by[("separate", task)]["train_seconds"]
+        assert by[("separate@wall", task)]["steps"] == max(1, round(2 * (joint / 4) / rate))
+        assert 0.0 <= by[("joint", task)]["test_acc"] <= 1.0
+    assert (tmp_path / "table.md").read_text().startswith("`python scripts/bench_joint.py --steps 2")
