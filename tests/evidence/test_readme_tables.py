@@ -1,0 +1,41 @@
+"""The README's result tables are what their committed sources render: a number cannot be edited in one
+place and not the other."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tabrasa.evidence.readme_tables import TABLES, marked, render, stale
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_renderer_has_its_table_in_the_readme() -> None:
+    assert sorted(marked(README)) == sorted(TABLES)
+
+
+def test_readme_tables_match_their_sources() -> None:
+    assert stale(README, ROOT / "results") == [], "run `python scripts/readme_tables.py` and commit"
+
+
+def test_a_changed_run_card_makes_its_table_stale(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results" / "presets", results / "presets")
+    shutil.copytree(ROOT / "results" / "joint", results / "joint")
+    assert stale(README, results) == []
+    path = results / "presets" / "imdb.json"
+    card = json.loads(path.read_text())
+    card["test"]["test/acc"] -= 0.01
+    path.write_text(json.dumps(card))
+    assert stale(README, results) == ["presets"]
+    assert "presets" not in stale(render(README, results), results)
+
+
+def test_a_table_without_a_renderer_is_an_error() -> None:
+    with pytest.raises(KeyError, match="'nonsense'"):
+        render("<!-- results:nonsense -->\n| x |\n<!-- /results:nonsense -->\n", ROOT / "results")
