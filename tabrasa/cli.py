@@ -77,7 +77,9 @@ class TabrasaCLI(LightningCLI):
         tasks = init.get("tasks") if init is not None and hasattr(init, "get") else None
         if limit is not None and tasks:
             for task in tasks.values():
-                task["init_args"]["limit"] = limit
+                # An unlabelled view of a labelled module (InputsOf) takes the limit on its source.
+                source = task["init_args"].get("source")
+                (source or task)["init_args"]["limit"] = limit
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_argument(
@@ -107,7 +109,10 @@ class TabrasaCLI(LightningCLI):
             score = callback.best_model_score
             selection = (str(callback.monitor), float(score) if score is not None else None)
         test_metrics: dict[str, float] = {}
-        if self.config[self.subcommand].get("test_after_fit"):
+        tested: str | None = None
+        if not getattr(self.datamodule, "has_test_split", True):
+            rank_zero_info("The data has no test split (pretraining inputs): no final test")
+        elif self.config[self.subcommand].get("test_after_fit"):
             if best:
                 shown = f"{selection[1]:.4f}" if selection and selection[1] is not None else "n/a"
                 rank_zero_info(f"Testing the best checkpoint by {callback.monitor} ({shown}): {best}")
@@ -119,12 +124,13 @@ class TabrasaCLI(LightningCLI):
             verbose = not callable(getattr(self.model, "print_task_table", None))
             self.trainer.test(self.model, datamodule=self.datamodule, ckpt_path=best or None, verbose=verbose)
             test_metrics = {k: float(v) for k, v in self.trainer.callback_metrics.items() if "test" in k}
+            tested = best or None
         folder = self.trainer.log_dir
         if folder and self.trainer.is_global_zero:
             path = write_run_card(
                 Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
                 git=getattr(self, "_git", git_state(Path.cwd())),
-                tested_checkpoint=best or None, selection=selection, test_metrics=test_metrics,
+                tested_checkpoint=tested, selection=selection, test_metrics=test_metrics,
             )  # fmt: skip
             rank_zero_info(f"Run card: {path}")
 

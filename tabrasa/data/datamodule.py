@@ -44,6 +44,8 @@ class TabrasaDataModule(pl.LightningDataModule):
     skip_bad_inputs: drop unreadable or unlabelled examples (counted per split) instead of stopping.
     cache_dir: where prepared data is cached (default $TABRASA_CACHE or ~/.cache/tabrasa)."""
 
+    has_test_split = True  # a labelled module holds out a test split; `fit` ends by testing on it
+
     def __init__(
         self,
         tokenizer: Tokenizer | None = None,

@@ -16,13 +16,14 @@ import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
 from tabrasa.data.datamodule import TabrasaDataModule
+from tabrasa.data.unlabelled.base import UnlabelledDataModule
 from tabrasa.errors import UserError
 from tabrasa.tokenizers.base import Tokenizer
 from tabrasa.training.task_schedule import Sampling, TaskScheduleLoader
 
 
 class JointDataModule(pl.LightningDataModule):
-    """tasks: name → data module. only: train on this subset of the names (a one-line override,
+    """tasks: name → data module (labelled, or unlabelled for joint pretraining). only: train on this subset of the names (a one-line override,
     `--data.init_args.only [imdb,psortb]`). sampling / temperature: how steps are shared between tasks
     (p_t ∝ n_t^(1/T); T = 1 proportional to training-set size, large T uniform). steps_per_epoch: default
     one pass over every task's batches. limit: at most this many examples per split of every task (set
@@ -30,7 +31,7 @@ class JointDataModule(pl.LightningDataModule):
 
     def __init__(
         self,
-        tasks: dict[str, TabrasaDataModule],
+        tasks: dict[str, TabrasaDataModule | UnlabelledDataModule],
         only: list[str] | None = None,
         sampling: Sampling = "temperature",
         temperature: float = 2.0,
@@ -69,6 +70,11 @@ class JointDataModule(pl.LightningDataModule):
     def names(self) -> list[str]:
         return list(self.tasks)
 
+    @property
+    def has_test_split(self) -> bool:
+        """False for a joint pretraining run: its unlabelled tasks keep no test split."""
+        return all(getattr(module, "has_test_split", True) for module in self.tasks.values())
+
     # What the CLI links into the joint model: one entry per task --------------------------------------
     @property
     def tokenizer(self) -> dict[str, Tokenizer]:
@@ -80,7 +86,7 @@ class JointDataModule(pl.LightningDataModule):
 
     @property
     def class_names(self) -> dict[str, Sequence[str] | None]:
-        return {name: module.class_names for name, module in self.tasks.items()}
+        return {name: getattr(module, "class_names", None) for name, module in self.tasks.items()}
 
     def _task_call(self, name: str, action: Any) -> Any:
         """Run one task's step, naming the task when it fails (a missing dataset, a bad setting)."""
@@ -99,7 +105,8 @@ class JointDataModule(pl.LightningDataModule):
             self._task_call(name, lambda m: m.setup(stage))
 
     def train_sizes(self) -> dict[str, int]:
-        sizes = {name: len(self.tasks[name].splits["train"]) for name in self.names}
+        # len(dataset("train")) counts labelled and unlabelled (pretraining) modules alike.
+        sizes = {name: len(self.tasks[name].dataset("train")) for name in self.names}
         empty = [name for name, n in sizes.items() if n == 0]
         if empty:
             raise UserError(

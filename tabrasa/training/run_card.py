@@ -68,6 +68,11 @@ def split_sizes(datamodule: Any) -> dict[str, Any]:
     tasks = getattr(datamodule, "tasks", None)
     if isinstance(tasks, Mapping):
         return {name: split_sizes(module) for name, module in tasks.items()}
+    source = getattr(datamodule, "source", None)
+    if source is not None:  # an unlabelled view (InputsOf): its source's train and validation inputs
+        return {split: n for split, n in split_sizes(source).items() if split != "test"}
+    if callable(getattr(datamodule, "split_indices", None)):  # an unlabelled source
+        return {split: len(datamodule.split_indices(split)) for split in ("train", "validation")}
     splits = getattr(datamodule, "splits", None)
     return {split: len(rows) for split, rows in splits.items()} if splits is not None else {}
 

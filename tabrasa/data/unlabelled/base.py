@@ -84,6 +84,9 @@ class UnlabelledDataModule(pl.LightningDataModule):
         self._inputs: Inputs | None = None
 
     num_outputs = 0
+    class_names = None
+    # Pretraining inputs have no test split: `fit` skips its final test (tabrasa.cli.TabrasaCLI.after_fit).
+    has_test_split = False
 
     @property
     def tokenizer(self) -> Tokenizer:

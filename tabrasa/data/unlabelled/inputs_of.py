@@ -46,8 +46,10 @@ class InputsOf(TabrasaDataModule):
     ) -> None:
         super().__init__(tokenizer=None, loader=loader)
         self.source = source
+        self.limit = source.limit  # what this view serves is limited by its source
 
     num_outputs = 0  # type: ignore[assignment]
+    has_test_split = False  # the source's test split stays unseen for its downstream evaluation
 
     @property
     def tokenizer(self) -> Tokenizer:

@@ -66,6 +66,13 @@ class PretrainingTask(pl.LightningModule):
         # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.
         self.stats = nn.ModuleDict({f"{stage}_stats": MaskedStats() for stage in STAGES})
 
+    def borrow_backbone(self) -> None:
+        """Keep the backbone as a plain reference that another module owns and registers: a joint
+        pretraining run (JointPretraining) holds one backbone for every task's objective, so its weights
+        appear once in the parameters, the optimizer and the checkpoint, not once per task."""
+        backbone = self._modules.pop("backbone")
+        object.__setattr__(self, "backbone", backbone)  # bypasses nn.Module's registration on purpose
+
     def encode(self, tokens: Tokens) -> torch.Tensor:
         """Contextual tokens (B, N, D)."""
         return self.backbone(tokens.x, tokens.mask, grid=tokens.grid)
