@@ -161,8 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     log = args.out / "runs.jsonl"
     done = done_keys(log)
-    for fraction in args.fractions:
-        for seed in args.seeds:
+    # Seeds outermost: a sweep stopped part-way still has every fraction at its first seeds.
+    for seed in args.seeds:
+        for fraction in args.fractions:
             for arm in args.arms:
                 if (arm, fraction, seed) in done:
                     continue  # resumable: a killed sweep starts at the first arm it had not finished

@@ -33,17 +33,3 @@ def test_finetune_config_parses(config: str, tmp_path: Path) -> None:
     assert isinstance(source, PretrainedSource)
     assert source.family in ("onnx_dinov2", "whisper_ct2") and source.path.startswith("package:")
 
-
-def test_record_run_takes_the_numbers_from_the_runs_metrics_file(tmp_path: Path) -> None:
-    import importlib.util as util
-
-    spec = util.spec_from_file_location("record_run", ROOT / "scripts" / "record_run.py")
-    assert spec is not None and spec.loader is not None
-    record_run = util.module_from_spec(spec)
-    spec.loader.exec_module(record_run)
-    csv = tmp_path / "metrics.csv"
-    csv.write_text("epoch,step,train/loss,test/acc\n0,49,1.2,\n0,59,0.9,\n0,59,,0.75\n")
-    assert record_run.test_metrics(csv) == {"step": 59.0, "test/acc": 0.75}
-    (tmp_path / "empty.csv").write_text("epoch,step,train/loss\n0,49,1.2\n")
-    with pytest.raises(SystemExit, match="no test"):
-        record_run.test_metrics(tmp_path / "empty.csv")
