@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,17 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tabrasa-cache")
     os.environ["TABRASA_CACHE"] = str(path)
     return path
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# What a run writes relative to its working directory when a test forgets to point it at tmp_path.
+RUN_OUTPUTS = ("runs", "lightning_logs", "export", "checkpoints")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _checkout_stays_clean() -> Iterator[None]:
+    """Tests write only under tmp_path: a run folder that appears in the checkout fails the session."""
+    before = {name for name in RUN_OUTPUTS if (ROOT / name).exists()}
+    yield
+    new = sorted({name for name in RUN_OUTPUTS if (ROOT / name).exists()} - before)
+    assert not new, f"the suite wrote {new} into the checkout; point the run at tmp_path"

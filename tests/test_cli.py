@@ -31,11 +31,11 @@ def tiny_data(config: Path, folder: Path) -> list[str]:
     unlabelled view takes it on its source), and anything a run exports goes under `folder`."""
     settings = yaml.safe_load(config.read_text())
     data = settings["data"]
-    if data["class_path"].endswith("JointDataModule"):
-        return ["--data.limit", "16"]
-    limit = "--data.init_args.source.init_args.limit" if "source" in data["init_args"] else "--data.limit"
     export = settings["model"].get("init_args", {}).get("export_dir")
     exported = ["--model.init_args.export_dir", str(folder / "export")] if export else []
+    if data["class_path"].endswith("JointDataModule"):
+        return ["--data.limit", "16", *exported]
+    limit = "--data.init_args.source.init_args.limit" if "source" in data["init_args"] else "--data.limit"
     return [limit, "16", "--data.loader.num_workers", "0", *exported]
 
 
