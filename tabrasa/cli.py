@@ -31,7 +31,7 @@ from tabrasa.training import (
     best_checkpoint_callback,
     load_hyper_parameters,
 )
-from tabrasa.training.run_card import git_state, write_run_card
+from tabrasa.training.run_card import cpu_seconds, git_state, load_average, write_run_card
 
 
 class TabrasaCLI(LightningCLI):
@@ -96,6 +96,8 @@ class TabrasaCLI(LightningCLI):
 
     def before_fit(self) -> None:
         self._fit_started = time.perf_counter()
+        self._fit_cpu_started = cpu_seconds()
+        self._load_at_start = load_average()
         self._git = git_state(Path.cwd())
 
     def after_fit(self) -> None:
@@ -129,6 +131,8 @@ class TabrasaCLI(LightningCLI):
         if folder and self.trainer.is_global_zero:
             path = write_run_card(
                 Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
+                fit_cpu_seconds=cpu_seconds() - getattr(self, "_fit_cpu_started", cpu_seconds()),
+                load_at_start=getattr(self, "_load_at_start", None),
                 git=getattr(self, "_git", git_state(Path.cwd())),
                 tested_checkpoint=tested, selection=selection, test_metrics=test_metrics,
             )  # fmt: skip

@@ -63,6 +63,20 @@ def hardware() -> dict[str, Any]:
     return info
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children (user + system): beside the wall time it
+    says how much of the machine the run had (wall ≈ CPU / threads on an idle machine)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not on every platform
+        return None
+
+
 def split_sizes(datamodule: Any) -> dict[str, Any]:
     """Examples per split (per task for a joint run)."""
     tasks = getattr(datamodule, "tasks", None)
@@ -83,6 +97,8 @@ def write_run_card(
     datamodule: Any,
     *,
     fit_seconds: float,
+    fit_cpu_seconds: float | None = None,
+    load_at_start: float | None = None,
     git: dict[str, Any],
     tested_checkpoint: str | None,
     selection: tuple[str, float | None] | None,
@@ -93,9 +109,10 @@ def write_run_card(
         "config": str(folder / "config.yaml") if (folder / "config.yaml").exists() else None,
         "git": git,  # read when fit started: the code that trained, not the tree at the end
         "versions": versions(),
-        "hardware": hardware(),
+        "hardware": {**hardware(), "load_average_1min_at_start": load_at_start},
         "data": {"class": type(datamodule).__name__, "split_sizes": split_sizes(datamodule)},
         "fit_seconds": round(fit_seconds, 1),
+        "fit_cpu_seconds": None if fit_cpu_seconds is None else round(fit_cpu_seconds, 1),
         "global_step": trainer.global_step,
         "epochs": trainer.current_epoch,
         "tested_checkpoint": tested_checkpoint,
