@@ -135,3 +135,38 @@ def test_with_learned_positions_permuting_tokens_changes_outputs() -> None:
     x = torch.randn(B, 12, DIM)
     perm = torch.randperm(12, generator=torch.Generator().manual_seed(0))
     assert (model(x[:, perm]) - model(x)[:, perm]).abs().max() > 1e-3
+
+
+def test_with_learned_positions_a_token_permutation_is_the_same_function_and_the_same_training() -> None:
+    """The permutation test's level (a), exactly: for a transformer with learned positions, a fixed
+    permutation of the tokens of every example is undone by permuting the rows of the position table.
+    The permuted table is as likely an initialisation as the original (rows are drawn i.i.d.), and every
+    gradient step maps one run onto the other, so training on permuted tokens ends at the same accuracy.
+    Only baselines that assume an order or a neighbourhood can tell the difference."""
+    n = 12
+    # float64: the two runs sum in other orders, and Adam's g/√v amplifies those last-bit differences
+    model = encoder("full", **OPTIONS["all"]).train().double()
+    twin = encoder("full", **OPTIONS["all"]).train().double()
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        twin.positions.weight[:n] = model.positions.weight[:n][perm]
+    x, target = torch.randn(B, n, DIM, dtype=torch.float64), torch.randn(B, n, DIM, dtype=torch.float64)
+    mask = torch.ones(B, n, dtype=torch.bool)
+    mask[1, 9:] = False  # padding at the end of example 1, permuted along with its tokens
+    optimisers = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (model, twin)]
+    for _ in range(3):
+        for net, opt, inputs, goal, real in (
+            (model, optimisers[0], x, target, mask),
+            (twin, optimisers[1], x[:, perm], target[:, perm], mask[:, perm]),
+        ):
+            loss = ((net(inputs, real) - goal)[real] ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    out, out_twin = model.eval()(x, mask), twin.eval()(x[:, perm], mask[:, perm])
+    real = mask[:, perm]
+    torch.testing.assert_close(out_twin[real], out[:, perm][real], atol=1e-9, rtol=0)
+    torch.testing.assert_close(twin.positions.weight[:n], model.positions.weight[:n][perm], atol=1e-9, rtol=0)
+    assert (
+        model.positions.weight[:n] - encoder("full", **OPTIONS["all"]).positions.weight[:n]
+    ).abs().max() > 1e-3
