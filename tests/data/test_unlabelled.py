@@ -9,6 +9,8 @@ import torch
 
 from tabrasa.data.fashion_mnist import FILES, fashion_mnist_dir, read_idx
 from tabrasa.data.imdb import IMDBDataModule
+from tabrasa.data.keywords import KeywordsSettings
+from tabrasa.data.keywords.speakers import speaker_table, split_speakers
 from tabrasa.data.psortb import PSORTbDataModule
 from tabrasa.data.unlabelled import InputsOf, UnlabelledFashionMNIST, UnlabelledMovieReviews
 from tabrasa.data.unlabelled.fashion_mnist import image_hashes
@@ -66,3 +68,20 @@ def test_inputs_of_serves_train_inputs_without_labels_and_never_the_test_split(t
     with pytest.raises(ValueError, match="test"):
         module.test_dataloader()
     assert isinstance(batch["input_ids"], torch.Tensor)
+
+
+@pytest.mark.parametrize("speakers", [600, 900, 1800])
+def test_a_larger_speaker_table_for_audio_pretraining_never_uses_a_held_out_voice(speakers: int) -> None:
+    """The larger synthesised-speech source is the keywords data module with more speakers, served
+    without labels (`InputsOf`): speaker i depends only on (seed, i) and whole voices are split, so its
+    training speakers are a superset of the labelled set's and never speak with a voice that the
+    300-speaker keywords task validates or tests on."""
+    s = KeywordsSettings()
+    labelled = split_speakers(speaker_table(s.speakers, s.seed, s.flite_fraction), s.seed, s.val_fraction,
+                              s.test_fraction)  # fmt: skip
+    larger = split_speakers(speaker_table(speakers, s.seed, s.flite_fraction), s.seed, s.val_fraction,
+                            s.test_fraction)  # fmt: skip
+    held_out = {x.group for split in ("validation", "test") for x in labelled[split]}
+    assert held_out and not held_out & {x.group for x in larger["train"]}
+    assert set(labelled["train"]) < set(larger["train"])
+    assert len(larger["train"]) >= 1.9 * len(labelled["train"]) * speakers / 600
