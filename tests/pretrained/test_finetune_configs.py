@@ -32,4 +32,3 @@ def test_finetune_config_parses(config: str, tmp_path: Path) -> None:
     source = cli.model.pretrained
     assert isinstance(source, PretrainedSource)
     assert source.family in ("onnx_dinov2", "whisper_ct2") and source.path.startswith("package:")
-
