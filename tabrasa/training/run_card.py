@@ -7,7 +7,6 @@ checkpoint it was measured on.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
@@ -51,6 +50,13 @@ def versions() -> dict[str, str | None]:
     return found
 
 
+def load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not on every platform
+        return None
+
+
 def hardware() -> dict[str, Any]:
     info: dict[str, Any] = {
         "machine": platform.machine(),
@@ -58,8 +64,9 @@ def hardware() -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
     }
-    with contextlib.suppress(OSError):  # not on every platform
-        info["load_average_1min"] = os.getloadavg()[0]  # > cpus: the wall time shared the machine
+    load = load_average()
+    if load is not None:
+        info["load_average_1min"] = load  # > cpus: the wall time shared the machine
     return info
 
 
@@ -68,13 +75,6 @@ def cpu_seconds() -> float:
     says how much of the machine the run had (wall ≈ CPU / threads on an idle machine)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
-
-
-def load_average() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except OSError:  # not on every platform
-        return None
 
 
 def split_sizes(datamodule: Any) -> dict[str, Any]:
