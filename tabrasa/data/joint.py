@@ -26,9 +26,9 @@ class JointDataModule(pl.LightningDataModule):
     """tasks: name → data module (labelled, or unlabelled for joint pretraining). only: train on this
     subset of the names (a one-line override, `--data.init_args.only [imdb,psortb]`). sampling /
     temperature: how steps are shared between tasks (p_t ∝ n_t^(1/T); T = 1 proportional to
-    training-set size, large T uniform). steps_per_epoch: default
-    one pass over every task's batches. limit: at most this many examples per split of every task (set
-    on the command line, it is copied into every task's data module before they are built)."""
+    training-set size, large T uniform). steps_per_epoch: default one pass over every task's batches.
+    limit: at most this many examples per split of every task (set on the command line, it is copied
+    into every task's data module before they are built)."""
 
     def __init__(
         self,
