@@ -70,8 +70,10 @@ def test_regressor_fits_targets(tokenizer: TextTokenizer) -> None:
     pairs = [("a good film", 1.5), ("awful plot", -0.5), ("great acting", 1.0), ("a bad film", -1.0)]
     batch = tokenizer.collate([{**tokenizer(t), "label": torch.tensor(v)} for t, v in pairs])
     assert model.predict_step(batch, 0).shape == (4,)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    for _ in range(150):
+    # lr 3e-3 for 300 steps fits all of seeds 0-7 to 1e-3; lr 1e-2 for 150 steps missed on 2 of 8
+    # seeds (and on CI's thread count), so the test measured luck rather than the regressor.
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    for _ in range(300):
         opt.zero_grad()
         model.loss(model(batch), batch["label"]).backward()
         opt.step()
