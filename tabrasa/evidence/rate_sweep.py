@@ -57,6 +57,16 @@ class Budget:
         return args
 
 
+class RateProtocol(Protocol):
+    """What the rate protocol reads of a budget: the rates to sweep and the seeds (the first chooses)."""
+
+    @property
+    def learning_rates(self) -> tuple[float, ...]: ...
+
+    @property
+    def seeds(self) -> tuple[int, ...]: ...
+
+
 class RunKey(Protocol):
     """A frozen dataclass naming one run; the protocol varies only `lr` and `seed`."""
 
@@ -104,14 +114,14 @@ class RunLog:
         return max(scored)[2]
 
 
-def rate_keys(arm: RunKey, budget: Budget) -> list[RunKey]:
+def rate_keys(arm: RunKey, budget: RateProtocol) -> list[RunKey]:
     """The runs that choose the arm's rate: every rate at the first seed."""
     return [replace(arm, lr=lr, seed=budget.seeds[0]) for lr in budget.learning_rates]  # type: ignore[type-var]
 
 
 def run_arm(
     arm: RunKey,
-    budget: Budget,
+    budget: RateProtocol,
     log: RunLog,
     train: Callable[[RunKey], dict[str, Any]],
     echo: Callable[[RunKey, dict[str, Any]], None] | None = None,
@@ -144,7 +154,7 @@ class ArmResult:
     test_std: float
 
 
-def arm_result(arm: RunKey, budget: Budget, log: RunLog) -> ArmResult | None:
+def arm_result(arm: RunKey, budget: RateProtocol, log: RunLog) -> ArmResult | None:
     """The arm's chosen rate and its finished runs at that rate; None while its rate sweep is unfinished."""
     try:
         lr = log.best_rate(rate_keys(arm, budget))

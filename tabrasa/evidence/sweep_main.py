@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tabrasa.evidence.rate_sweep import Budget, RunLog
+from tabrasa.evidence.rate_sweep import RateProtocol, RunLog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ class SweepBenchmark:
 
     name: str
     stem: str
-    modes: Mapping[str, Budget]
+    modes: Mapping[str, RateProtocol]
     modalities: Sequence[str]
     key_fields: tuple[str, ...]
     run: Callable[[Path, list[str], Any, RunLog], None]

@@ -15,6 +15,7 @@ from tabrasa.tokenizers.protein import ESM_ALPHABET, ProteinTokenizer
 from tabrasa.tokenizers.text import TextTokenizer
 
 BYTE_SPECIALS = {256: "<pad>", 257: "<cls>", 258: "<eos>", 259: "<mask>"}
+BYTE_PAD = 256
 
 
 def id_namer(tokenizer: Tokenizer) -> Callable[[int], str] | None:
@@ -39,4 +40,9 @@ def token_labels(
     if name is None or ids is None:
         return None
     leading = [f"[reg{r}]" for r in range(registers)]
+    if ids.dim() == 3:  # byte patches (B, N, P): a token is its bytes, the padding inside it left out
+        return [
+            leading + ["".join(name(i) for i in patch if i != BYTE_PAD) or "<pad>" for patch in row]
+            for row in ids.tolist()
+        ]
     return [leading + [name(int(i)) for i in row] for row in ids.tolist()]

@@ -12,7 +12,12 @@ from typing import Any
 from tabrasa.tokenizers.ast import ASTEmbedder, ASTEmbedderSpec, ASTTokenizer, ASTTokenizerSpec
 from tabrasa.tokenizers.audio import AudioEmbedder, AudioEmbedderSpec, AudioTokenizer, AudioTokenizerSpec
 from tabrasa.tokenizers.base import Embedder, Tokenizer
-from tabrasa.tokenizers.bytes import ByteTokenizer, ByteTokenizerSpec
+from tabrasa.tokenizers.bytes import (
+    BytePatchEmbedder,
+    BytePatchEmbedderSpec,
+    ByteTokenizer,
+    ByteTokenizerSpec,
+)
 from tabrasa.tokenizers.deit import DeitEmbedder, DeitEmbedderSpec
 from tabrasa.tokenizers.esm import EsmEmbedder, EsmEmbedderSpec, EsmProteinTokenizer, EsmTokenizerSpec
 from tabrasa.tokenizers.image import ImageEmbedder, ImageEmbedderSpec, ImageTokenizer, ImageTokenizerSpec
@@ -31,8 +36,8 @@ from tabrasa.tokenizers.whisper import (
     WhisperTokenizerSpec,
 )
 
-# (class, its spec) pairs; a spec's `kind` is declared once, on the spec dataclass. ByteTokenizer's
-# embedder is a plain TextEmbedder, so it has no entry of its own among the embedders.
+# (class, its spec) pairs; a spec's `kind` is declared once, on the spec dataclass. ByteTokenizer with one
+# byte a token embeds through a plain TextEmbedder; with patches, through BytePatchEmbedder.
 EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = {
     spec.kind: (cls, spec)
     for cls, spec in (
@@ -44,6 +49,7 @@ EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = {
         (WhisperEmbedder, WhisperEmbedderSpec),
         (ProteinEmbedder, ProteinEmbedderSpec),
         (AudioEmbedder, AudioEmbedderSpec),
+        (BytePatchEmbedder, BytePatchEmbedderSpec),
     )
 }
 TOKENIZERS: dict[str, tuple[type[Tokenizer], type[Spec]]] = {

@@ -54,10 +54,12 @@ class PretrainedTokenizer(Tokenizer):
                     f"max_length/truncation apply to text and protein tokenizers, not {spec.kind}"
                 )
             spec = replace(spec, max_length=max_length or spec.max_length, truncation=truncation)
-        if getattr(spec, "max_length", 0) > self.config.encoder.max_len:
+        # A token may hold several units (byte patches), so positions bound tokens, not max_length.
+        tokens = getattr(spec, "max_tokens", getattr(spec, "max_length", 0))
+        if tokens > self.config.encoder.max_len:
             raise ValueError(
-                f"max_length={spec.max_length} exceeds the {self.config.encoder.max_len} positions of "
-                f"the checkpoint; lower it"
+                f"max_length={spec.max_length} gives {tokens} tokens, more than the "
+                f"{self.config.encoder.max_len} positions of the checkpoint; lower it"
             )
         inner = build_tokenizer(spec, folder)
         assert inner is not None

@@ -58,6 +58,10 @@ CASES: dict[str, tuple[Callable[[], Tokenizer], list[Any]]] = {
         lambda: ByteTokenizer(max_length=10, truncation="head"),
         ["héllo wörld, much longer than ten bytes", {"text": "ok", "label": 1}],
     ),
+    "byte-patches": (
+        lambda: ByteTokenizer(max_length=22, truncation="head_tail", patch_size=4),
+        ["héllo wörld, much longer than ten bytes", {"text": "ok", "label": 1}],
+    ),
 }
 
 
@@ -108,6 +112,8 @@ def test_each_embedder_class_keeps_its_own_kind() -> None:
     assert type(build_embedder(ProteinEmbedder(DIM).to_spec(), DIM)) is ProteinEmbedder
     assert ProteinTokenizer().to_spec().kind != EsmProteinTokenizer().to_spec().kind
     assert type(ByteTokenizer().embedder(DIM)) is TextEmbedder
+    patches = ByteTokenizer(patch_size=4).embedder(DIM)
+    assert type(build_embedder(patches.to_spec(), DIM)) is type(patches) is not TextEmbedder
     assert type(build_embedder(AudioEmbedder(8, DIM).to_spec(), DIM)) is AudioEmbedder
 
 
@@ -131,7 +137,7 @@ def test_an_audio_spec_fitted_to_fewer_positions_fits_them(patch_size: tuple[int
         spec.fitted(1, None)  # the class token alone
 
 
-@pytest.mark.parametrize("case", ["protein", "audio-patches", "bytes"])
+@pytest.mark.parametrize("case", ["protein", "audio-patches", "bytes", "byte-patches"])
 def test_a_classifier_comes_back_from_a_tabrasa_checkpoint(case: str, tmp_path: Path) -> None:
     make, inputs = CASES[case]
     tokenizer = make()
