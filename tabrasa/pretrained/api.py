@@ -30,6 +30,7 @@ from tabrasa.pretrained.resample import fit_positions, target_grid
 from tabrasa.pretrained.sources import Checkpoint, read_checkpoint
 from tabrasa.pretrained.specs import build_embedder, build_tokenizer, embedder_class
 from tabrasa.tokenizers.base import Embedder, Tokenizer
+from tabrasa.tokenizers.text import TextTokenizer
 
 POSITIONS = "positions.weight"
 RESIZABLE = ("n_mels", "frames")  # AST input sizes that follow a resampled position grid
@@ -102,8 +103,10 @@ def load_into(
     backbone: Encoder,
     embedder: Embedder | None = None,
     head: nn.Module | None = None,
+    tokenizer: Tokenizer | None = None,
 ) -> PretrainedConfig:
     """Load `source` into modules a task built from its config; refuses any backbone field that differs.
+    Given the task's `tokenizer`, a token table is loaded only when its ids mean the checkpoint's tokens.
 
     With `source.load_embedder` (default) the embedder must be the family's kind (e.g. TextEmbedder with
     token types for BERT, EsmEmbedder for ESM-2: build it with EsmProteinTokenizer); without it only the
@@ -124,6 +127,8 @@ def load_into(
         )
     if source.load_embedder:
         _check_embedder(embedder, pconf, source)
+        if tokenizer is not None:
+            _check_vocabulary(tokenizer, build_tokenizer(pconf.tokenizer, ckpt.folder), source)
     grid = source.grid
     if grid is None and source.load_embedder:
         grid = getattr(embedder, "grid", None)  # AST's embedder knows its patch grid
@@ -160,6 +165,24 @@ def _grid_after(
     if pconf.grid is None or (backbone.config.max_len == pconf.encoder.max_len and grid is None):
         return pconf.grid
     return target_grid(backbone.config.max_len, pconf, grid)
+
+
+def _check_vocabulary(mine: Tokenizer, theirs: Tokenizer | None, source: PretrainedSource) -> None:
+    """Two subword vocabularies of one size load without a shape error even when every id names another
+    token (a vocabulary trained again on other text): the table would load and mean nothing. Fixed
+    alphabets (bytes, residues) and non-text tokenizers have nothing to compare."""
+    mine, theirs = getattr(mine, "inner", mine), getattr(theirs, "inner", theirs)
+    if not isinstance(mine, TextTokenizer) or not isinstance(theirs, TextTokenizer):
+        return
+    ours, saved = mine.hf.get_vocab(), theirs.hf.get_vocab()
+    if ours != saved:
+        moved = sum(saved.get(token) != i for token, i in ours.items())
+        raise ValueError(
+            f"the task's vocabulary is not the one {source.path} was trained with ({moved:,} of "
+            f"{len(ours):,} tokens have other ids), so its token table would load and mean other tokens. "
+            f"Tokenize with the checkpoint's vocabulary (for the text data modules: "
+            f"tokenizer_path: {source.path}), or set load_embedder: false to load only the backbone"
+        )
 
 
 def _check_embedder(embedder: Embedder | None, pconf: PretrainedConfig, source: PretrainedSource) -> None:

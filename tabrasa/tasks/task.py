@@ -102,7 +102,8 @@ class TokenTask(pl.LightningModule):
             return
         source = self.pretrained
         embedder = self.embedder if source.load_embedder else None
-        load_into(source, self.backbone, embedder, self.head if source.load_head else None)
+        head = self.head if source.load_head else None
+        load_into(source, self.backbone, embedder, head, tokenizer=self.tokenizer)
 
     def on_fit_start(self) -> None:
         self.load_pretrained_weights()
