@@ -30,10 +30,14 @@ def setup(threads: int, seed: int = 0) -> dict[str, Any]:
     }
 
 
-def matmul_peak(dtype: torch.dtype, n: int = 4096, repeats: int = 5) -> float:
-    """FLOP/s of one large square GEMM: the most this machine's matmul kernels reach at this dtype."""
-    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-    return 2 * n**3 / time_calls(lambda: a @ b, torch.device("cpu"), repeats, warmup=1).median
+def matmul_peak(
+    dtype: torch.dtype, n: int = 4096, repeats: int = 5, device: torch.device | None = None
+) -> float:
+    """FLOP/s of one large square GEMM: the most this device's matmul kernels reach at this dtype (a
+    measured peak, not the data sheet's: MFU against it says how close a model comes to the hardware)."""
+    device = device or torch.device("cpu")
+    a, b = (torch.randn(n, n, device=device).to(dtype) for _ in range(2))
+    return 2 * n**3 / time_calls(lambda: a @ b, device, repeats, warmup=1).median
 
 
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:

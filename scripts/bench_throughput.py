@@ -8,6 +8,7 @@ for CPU inference of tabrasa and timm. Model-FLOPs utilisation is against the ma
 
     python scripts/bench_throughput.py                       # the full run, ~5 minutes on 2 cores
     python scripts/bench_throughput.py --smoke               # a few seconds, checks the script itself
+    python scripts/bench_throughput.py --device cuda --no-int8 --no-profile --part speed   # one GPU
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ def bench_shape(args: argparse.Namespace, seq: int, batch: int) -> list[dict[str
     systems = build_systems(args.dim, args.depth, args.heads, max(seq, 512), args.systems)
     if args.compile:
         systems = {name: compile_model(m, dynamic=False) for name, m in systems.items()}
-    x = torch.randn(batch, seq, args.dim)
+    device = torch.device(args.device)
+    systems = {name: model.to(device) for name, model in systems.items()}
+    x = torch.randn(batch, seq, args.dim, device=device)
     cells: dict[tuple[str, str, str], Callable[[], None]] = {}
     for name, model in systems.items():
         for precision in args.precisions:
@@ -121,7 +124,7 @@ def bench_shape(args: argparse.Namespace, seq: int, batch: int) -> list[dict[str
                 quantized = quantize_int8(copy.deepcopy(systems[name]).eval())
                 cells[(name, "infer", "int8")] = infer_cell(quantized, x, "fp32")
     keyed = {"/".join(k): fn for k, fn in cells.items()}
-    times = interleaved(keyed, torch.device("cpu"), args.repeats, args.warmup)
+    times = interleaved(keyed, device, args.repeats, args.warmup)
     rows = []
     for (name, mode, precision), _ in cells.items():
         timing = times[f"{name}/{mode}/{precision}"]
@@ -186,6 +189,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--int8", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--compile", action="store_true", help="torch.compile every system (slow to start)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda; int8 and the profiler are CPU-only")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--peak-size", type=int, default=4096, help="side of the GEMM that measures the peak")
@@ -209,10 +213,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.smoke:
         args.dim, args.depth, args.heads, args.shapes = 32, 1, 2, "8x2"
         args.repeats, args.warmup, args.peak_size = 2, 1, 256
+    if args.device != "cpu" and (args.int8 or args.profile):
+        raise SystemExit(
+            f"--device {args.device}: int8 dynamic quantization and the CPU profiler run on CPU "
+            "only; add --no-int8 --no-profile"
+        )
     args.systems, args.modes = args.systems.split(","), args.modes.split(",")
     args.precisions = args.precisions.split(",")
     args.profiles = []
     env = setup(args.threads)
+    env["device"] = torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device
     with merged_json(args.out) as result:
         result["environment"] = env
         if args.part in ("all", "speed"):
@@ -228,8 +238,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def speed(args: argparse.Namespace) -> dict[str, Any]:
     peak = {
-        "fp32": matmul_peak(torch.float32, args.peak_size),
-        "bf16": matmul_peak(torch.bfloat16, args.peak_size),
+        "fp32": matmul_peak(torch.float32, args.peak_size, device=torch.device(args.device)),
+        "bf16": matmul_peak(torch.bfloat16, args.peak_size, device=torch.device(args.device)),
     }
     args.peak = peak
     print(f"matmul peak: fp32 {peak['fp32'] / 1e9:.0f} GFLOP/s, bf16 {peak['bf16'] / 1e9:.0f} GFLOP/s")

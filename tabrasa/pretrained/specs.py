@@ -1,7 +1,8 @@
-"""The one registry from a spec's `kind` (as stored in `tabrasa.json`) to the class that builds it.
+"""From a spec's `kind` (as stored in `tabrasa.json`) to the class that builds it.
 
 Every embedder and tokenizer a checkpoint can name carries its own typed spec and `to_spec`/`from_spec`
-(see `tabrasa.tokenizers.specs`); nothing else in tabrasa switches on a kind.
+and registers the pair in its own module (`tabrasa.tokenizers.specs`); nothing else in tabrasa switches on
+a kind. This module makes sure every built-in one is registered before a checkpoint is read.
 """
 
 from __future__ import annotations
@@ -9,62 +10,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tabrasa.tokenizers.ast import ASTEmbedder, ASTEmbedderSpec, ASTTokenizer, ASTTokenizerSpec
-from tabrasa.tokenizers.audio import AudioEmbedder, AudioEmbedderSpec, AudioTokenizer, AudioTokenizerSpec
+# Every built-in tokenizer module, imported for what it registers: its classes and their spec kinds.
+import tabrasa.tokenizers.ast
+import tabrasa.tokenizers.audio
+import tabrasa.tokenizers.bytes
+import tabrasa.tokenizers.deit
+import tabrasa.tokenizers.esm
+import tabrasa.tokenizers.image
+import tabrasa.tokenizers.protein
+import tabrasa.tokenizers.text
+import tabrasa.tokenizers.whisper  # noqa: F401
 from tabrasa.tokenizers.base import Embedder, Tokenizer
-from tabrasa.tokenizers.bytes import (
-    BytePatchEmbedder,
-    BytePatchEmbedderSpec,
-    ByteTokenizer,
-    ByteTokenizerSpec,
-)
-from tabrasa.tokenizers.deit import DeitEmbedder, DeitEmbedderSpec
-from tabrasa.tokenizers.esm import EsmEmbedder, EsmEmbedderSpec, EsmProteinTokenizer, EsmTokenizerSpec
-from tabrasa.tokenizers.image import ImageEmbedder, ImageEmbedderSpec, ImageTokenizer, ImageTokenizerSpec
-from tabrasa.tokenizers.protein import (
-    ProteinEmbedder,
-    ProteinEmbedderSpec,
-    ProteinTokenizer,
-    ProteinTokenizerSpec,
-)
-from tabrasa.tokenizers.specs import Spec
-from tabrasa.tokenizers.text import TextEmbedder, TextEmbedderSpec, TextTokenizer, TextTokenizerSpec
-from tabrasa.tokenizers.whisper import (
-    WhisperEmbedder,
-    WhisperEmbedderSpec,
-    WhisperTokenizer,
-    WhisperTokenizerSpec,
-)
+from tabrasa.tokenizers.specs import EMBEDDER_KINDS, TOKENIZER_KINDS, Spec
 
-# (class, its spec) pairs; a spec's `kind` is declared once, on the spec dataclass. ByteTokenizer with one
-# byte a token embeds through a plain TextEmbedder; with patches, through BytePatchEmbedder.
-EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = {
-    spec.kind: (cls, spec)
-    for cls, spec in (
-        (TextEmbedder, TextEmbedderSpec),
-        (ImageEmbedder, ImageEmbedderSpec),
-        (DeitEmbedder, DeitEmbedderSpec),
-        (EsmEmbedder, EsmEmbedderSpec),
-        (ASTEmbedder, ASTEmbedderSpec),
-        (WhisperEmbedder, WhisperEmbedderSpec),
-        (ProteinEmbedder, ProteinEmbedderSpec),
-        (AudioEmbedder, AudioEmbedderSpec),
-        (BytePatchEmbedder, BytePatchEmbedderSpec),
-    )
-}
-TOKENIZERS: dict[str, tuple[type[Tokenizer], type[Spec]]] = {
-    spec.kind: (cls, spec)
-    for cls, spec in (
-        (TextTokenizer, TextTokenizerSpec),
-        (ImageTokenizer, ImageTokenizerSpec),
-        (EsmProteinTokenizer, EsmTokenizerSpec),
-        (ASTTokenizer, ASTTokenizerSpec),
-        (WhisperTokenizer, WhisperTokenizerSpec),
-        (ProteinTokenizer, ProteinTokenizerSpec),
-        (AudioTokenizer, AudioTokenizerSpec),
-        (ByteTokenizer, ByteTokenizerSpec),
-    )
-}
+# kind → (class, its spec); each tokenizer module fills these where it defines the classes, so a tokenizer
+# of your own is readable from a checkpoint once its module is imported.
+EMBEDDERS: dict[str, tuple[type[Embedder], type[Spec]]] = EMBEDDER_KINDS
+TOKENIZERS: dict[str, tuple[type[Tokenizer], type[Spec]]] = TOKENIZER_KINDS
 
 
 def embedder_spec(data: dict[str, Any]) -> Spec:
@@ -81,7 +43,10 @@ def _lookup(
 ) -> tuple[type, type[Spec]]:
     kind = data.get("kind")
     if kind not in registry:
-        raise ValueError(f"{what} spec kind={kind!r} is not known; expected one of {', '.join(registry)}")
+        raise ValueError(
+            f"{what} spec kind={kind!r} is not known; expected one of {', '.join(sorted(registry))}. A "
+            f"tokenizer of your own registers its kind when its module is imported: import it before loading"
+        )
     return registry[kind]
 
 

@@ -21,7 +21,7 @@ from torch import nn
 from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.audio_features import WaveformInput, as_mono
 from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels
-from tabrasa.tokenizers.specs import Grid, Spec, grid_size
+from tabrasa.tokenizers.specs import Grid, Spec, grid_size, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 from tabrasa.tokenizers.waveform import encode_example
 
@@ -161,3 +161,7 @@ class ASTTokenizerSpec(ASTEmbedderSpec):
     mean: float = AST_MEAN
     std: float = AST_STD
     sample_rate: int = 16000
+
+
+register_tokenizer(ASTTokenizer, ASTTokenizerSpec)
+register_embedder(ASTEmbedder, ASTEmbedderSpec)

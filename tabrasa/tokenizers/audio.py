@@ -32,7 +32,7 @@ from tabrasa.tokenizers.base import (
     with_label,
 )
 from tabrasa.tokenizers.image import as_pair
-from tabrasa.tokenizers.specs import Grid, Spec
+from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
 # AudioSet log-mel statistics AST (Gong et al. 2021) uses for its close 128-bin Kaldi log-mel. Datasets
@@ -319,3 +319,7 @@ class AudioEmbedder(Embedder):
                 f"features have shape {tuple(features.shape)} but the embedder takes {self.n_mels} mel "
                 f"bins and patch size {self.patch_size}; the tokenizer and the embedder do not match"
             )
+
+
+register_tokenizer(AudioTokenizer, AudioTokenizerSpec)
+register_embedder(AudioEmbedder, AudioEmbedderSpec)

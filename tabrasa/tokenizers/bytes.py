@@ -37,7 +37,7 @@ from tabrasa.tokenizers.base import (
     pad_sequences,
     with_label,
 )
-from tabrasa.tokenizers.specs import Grid, Spec
+from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.text import TextEmbedder, check_text
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -228,3 +228,7 @@ class BytePatchEmbedder(Embedder):
         mask = batch.get("attention_mask")
         mask = real.any(-1) if mask is None else mask.bool()  # (B, N): any real byte makes a real token
         return Tokens(x, mask)
+
+
+register_tokenizer(ByteTokenizer, ByteTokenizerSpec)
+register_embedder(BytePatchEmbedder, BytePatchEmbedderSpec)

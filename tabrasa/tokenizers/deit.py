@@ -16,7 +16,7 @@ from torch import nn
 
 from tabrasa.tokenizers.base import Tokens
 from tabrasa.tokenizers.image import ImageEmbedder, Size, as_pair
-from tabrasa.tokenizers.specs import Spec
+from tabrasa.tokenizers.specs import Spec, register_embedder
 
 
 @dataclass(frozen=True)
@@ -51,3 +51,6 @@ class DeitEmbedder(ImageEmbedder):
         mask = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device)
         grid = None if tokens.grid is None else replace(tokens.grid, prefix=2)
         return Tokens(x, mask, grid)
+
+
+register_embedder(DeitEmbedder, DeitEmbedderSpec)

@@ -17,7 +17,7 @@ import torch
 
 from tabrasa.tokenizers.base import Tokens
 from tabrasa.tokenizers.protein import MASK_ID, ProteinEmbedder, ProteinTokenizer, UnknownPolicy
-from tabrasa.tokenizers.specs import Spec
+from tabrasa.tokenizers.specs import Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy
 
 MASK_RATIO_TRAIN = 0.15 * 0.8  # ESM's masking rate × the share of masked positions given <mask>
@@ -93,3 +93,7 @@ class EsmTokenizerSpec(Spec):
     token_dropout: bool
     truncation: TruncationPolicy = "head"
     unknown: UnknownPolicy = "error"
+
+
+register_tokenizer(EsmProteinTokenizer, EsmTokenizerSpec)
+register_embedder(EsmEmbedder, EsmEmbedderSpec)

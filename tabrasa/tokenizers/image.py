@@ -20,7 +20,7 @@ from torchvision.transforms import v2
 
 from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, with_label
-from tabrasa.tokenizers.specs import Grid, Spec, grid_size
+from tabrasa.tokenizers.specs import Grid, Spec, grid_size, register_embedder, register_tokenizer
 
 ImageInput = torch.Tensor | np.ndarray | PIL.Image.Image
 Size = tuple[int, int]
@@ -304,3 +304,7 @@ class ImageEmbedder(Embedder):
             x = torch.cat([self.cls_token.expand(B, -1, -1), x], dim=1)  # (B, 1 + N, D)
         mask = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device)
         return Tokens(x, mask, grid)
+
+
+register_tokenizer(ImageTokenizer, ImageTokenizerSpec)
+register_embedder(ImageEmbedder, ImageEmbedderSpec)

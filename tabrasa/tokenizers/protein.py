@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 import torch
 
 from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences, with_label
-from tabrasa.tokenizers.specs import Grid, Spec
+from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.text import TextEmbedder
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -157,3 +157,7 @@ class ProteinEmbedder(TextEmbedder):
     @classmethod
     def from_spec(cls, spec: ProteinEmbedderSpec, dim: int) -> ProteinEmbedder:  # type: ignore[override]
         return cls(dim)
+
+
+register_tokenizer(ProteinTokenizer, ProteinTokenizerSpec)
+register_embedder(ProteinEmbedder, ProteinEmbedderSpec)

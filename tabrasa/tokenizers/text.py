@@ -25,7 +25,7 @@ from tabrasa.tokenizers.base import (
     pad_sequences,
     with_label,
 )
-from tabrasa.tokenizers.specs import Grid, Spec
+from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
 SubwordKind = Literal["wordpiece", "bpe"]
@@ -249,3 +249,7 @@ class TextEmbedder(Embedder):
         mask = batch.get("attention_mask")
         mask = torch.ones_like(ids, dtype=torch.bool) if mask is None else mask.bool()
         return Tokens(x, mask)
+
+
+register_tokenizer(TextTokenizer, TextTokenizerSpec)
+register_embedder(TextEmbedder, TextEmbedderSpec)

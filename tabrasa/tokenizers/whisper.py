@@ -25,7 +25,7 @@ from torch import nn
 
 from tabrasa.tokenizers.audio_features import WaveformInput, as_mono
 from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels
-from tabrasa.tokenizers.specs import Spec
+from tabrasa.tokenizers.specs import Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 from tabrasa.tokenizers.waveform import encode_example
 
@@ -166,3 +166,7 @@ class WhisperEmbedderSpec(Spec):
     kind = "whisper"
     n_mels: int = 80
     max_tokens: int = 1500
+
+
+register_tokenizer(WhisperTokenizer, WhisperTokenizerSpec)
+register_embedder(WhisperEmbedder, WhisperEmbedderSpec)

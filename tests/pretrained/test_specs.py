@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -9,10 +10,19 @@ import torch
 
 from tabrasa.pretrained import load_pretrained, save_tabrasa
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.specs import EMBEDDERS, TOKENIZERS, build_embedder, embedder_spec, tokenizer_spec
+from tabrasa.pretrained.specs import (
+    EMBEDDERS,
+    TOKENIZERS,
+    build_embedder,
+    build_tokenizer,
+    embedder_spec,
+    tokenizer_spec,
+)
 from tabrasa.tokenizers.ast import ASTEmbedder, ASTTokenizer
+from tabrasa.tokenizers.bytes import ByteTokenizer
 from tabrasa.tokenizers.esm import EsmEmbedder, EsmProteinTokenizer
 from tabrasa.tokenizers.image import ImageEmbedder, ImageTokenizer
+from tabrasa.tokenizers.specs import Spec, register_tokenizer
 from tabrasa.tokenizers.text import TextEmbedder
 from tabrasa.tokenizers.whisper import WhisperEmbedder, WhisperTokenizer
 from tests.pretrained.conftest import Reference
@@ -59,8 +69,35 @@ def test_every_registered_kind_has_its_own_spec_type() -> None:
 
 
 def test_an_unknown_kind_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="kind='conv' is not known; expected one of text, image"):
+    with pytest.raises(ValueError, match=r"kind='conv' is not known; expected one of ast, .*, text, whisper"):
         embedder_spec({"kind": "conv", "dim": 3})
+
+
+def test_a_tokenizer_module_of_your_own_registers_its_kinds_and_rebuilds_from_them(tmp_path) -> None:
+    """The one-file contract: a tokenizer defined outside tabrasa (here, in this test) becomes readable
+    from a checkpoint by its own register_* calls, with no edit to tabrasa."""
+
+    @dataclasses.dataclass(frozen=True)
+    class VowelSpec(Spec):
+        kind = "test_vowels"
+        max_length: int
+
+    class VowelTokenizer(ByteTokenizer):
+        def to_spec(self) -> VowelSpec:  # type: ignore[override]
+            return VowelSpec(self.max_length)
+
+        @classmethod
+        def from_spec(cls, spec: VowelSpec, folder: object = None) -> VowelTokenizer:  # type: ignore[override]
+            return cls(spec.max_length)
+
+    register_tokenizer(VowelTokenizer, VowelSpec)
+    try:
+        rebuilt = build_tokenizer(tokenizer_spec(VowelTokenizer(7).to_spec().to_json()), tmp_path)
+        assert type(rebuilt) is VowelTokenizer and rebuilt.max_length == 7
+        with pytest.raises(ValueError, match=r"test_vowels.*already VowelTokenizer's"):
+            register_tokenizer(ByteTokenizer, VowelSpec)  # one kind, one class
+    finally:
+        del TOKENIZERS["test_vowels"]
 
 
 def test_a_converted_checkpoint_json_still_names_its_kinds(tiny_bert: Reference, tmp_path) -> None:

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The GPU evidence as one prepared run, for one machine with one GPU (README "Evidence"):
+#   1. the full learning-curve sweep (scripts/bench_generalization.py --full), resumable;
+#   2. bf16 training throughput of tabrasa's backbone against timm ViT blocks and Hugging Face BertModel at
+#      the README's shapes, tokens/s and MFU against the GPU's measured bf16 matmul peak;
+#   3. one epoch of the IMDB preset in bf16 on the GPU, tested on the whole test split.
+# Everything goes under $OUT_DIR (default results/gpu/), with nvidia-smi's view of the device.
+#
+#   bash scripts/gpu_evidence.sh                      # on the GPU machine
+#   bash scripts/gpu_evidence.sh --tiny               # seconds on CPU: checks the script end to end
+#   STEPS="1 2 3" bash scripts/gpu_evidence.sh        # a subset of the parts, e.g. STEPS=2 for speed only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TINY=0
+[[ "${1:-}" == "--tiny" ]] && TINY=1
+OUT_DIR=${OUT_DIR:-results/gpu}
+STEPS=${STEPS:-"1 2 3"}
+if [[ $TINY == 1 ]]; then DEVICE=${DEVICE:-cpu}; else DEVICE=${DEVICE:-cuda}; fi
+if [[ $DEVICE == cuda ]] && ! python -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
+  echo "gpu_evidence.sh: no CUDA device visible to torch; run it on the GPU machine, or --tiny on CPU" >&2
+  exit 2
+fi
+ACCELERATOR=$([[ $DEVICE == cuda ]] && echo gpu || echo cpu)
+mkdir -p "$OUT_DIR"
+(nvidia-smi || echo "no nvidia-smi on this machine") > "$OUT_DIR/nvidia_smi.txt" 2>&1
+git rev-parse HEAD > "$OUT_DIR/commit.txt" 2>/dev/null || true
+
+for step in $STEPS; do
+  case $step in
+    1)  # learning curves: every arm, fraction and seed of the full mode (resumes from runs.jsonl)
+      sweep=(--full)
+      [[ $TINY == 1 ]] && sweep=(--smoke --modalities image)
+      python scripts/bench_generalization.py "${sweep[@]}" --out "$OUT_DIR/learning_curves"
+      ;;
+    2)  # throughput and MFU at the README's shapes; int8 and the CPU profiler do not apply on a GPU
+      size=$([[ $TINY == 1 ]] && echo --smoke || echo "--threads 16")
+      python scripts/bench_throughput.py $size --device "$DEVICE" --precisions fp32,bf16 --no-int8 \
+        --no-profile --part speed --out "$OUT_DIR/throughput.json"
+      ;;
+    3)  # one epoch of the IMDB preset in bf16, its run card beside the checkpoints
+      budget=()
+      [[ $TINY == 1 ]] && budget=(--trainer.max_steps 2 --data.init_args.limit 64)
+      precision=$([[ $DEVICE == cuda ]] && echo bf16-mixed || echo 32-true)
+      tabrasa fit --config configs/text/imdb.yaml --trainer.max_epochs 1 "${budget[@]}" \
+        --trainer.accelerator "$ACCELERATOR" --trainer.devices 1 --trainer.precision "$precision" \
+        --trainer.enable_progress_bar false --trainer.logger.init_args.save_dir "$OUT_DIR/imdb_fit"
+      cp "$(find "$OUT_DIR/imdb_fit" -name run_card.json -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2)" \
+        "$OUT_DIR/imdb_one_epoch.json"
+      ;;
+    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3)" >&2; exit 2 ;;
+  esac
+done
+echo "gpu_evidence.sh: wrote $OUT_DIR"
