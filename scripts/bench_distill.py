@@ -1,12 +1,15 @@
 """Distilled student vs the same student trained from scratch, at equal student steps, on the full and on a
 10% IMDB training set, over seeds; plus the student's and the teacher's inference speed.
 
-    python scripts/bench_distill.py --teacher /tmp/exp_imdb/imdb/version_0 --teacher_ckpt last
+    tabrasa fit --config configs/text/imdb_minilm.yaml                  # the teacher: MiniLM on IMDB
+    python scripts/bench_distill.py --teacher runs/imdb_minilm/version_0
 
-Both arms are `tabrasa fit` runs of the same config (configs/text/imdb.yaml: data, tokenizer, the `small`
-2×128 backbone, optimizer), the distilled arm layered with configs/distill/imdb_small.yaml; each trains for
-exactly `--steps` optimizer steps (the cosine schedule spans them) without validation, and is scored on one
-seeded sample of the test split. Writes results/distill/bench_distill.json and .md, after every run.
+Both arms are `tabrasa fit` runs of the same config (configs/text/imdb.yaml: data, the `small` 2×128
+backbone, optimizer), the distilled arm layered with configs/distill/imdb_small.yaml; each trains for
+exactly `--steps` optimizer steps (the cosine schedule spans them) without validation, and is scored on the
+test split. The teacher reads the student's batches, so both arms tokenize as the teacher does: a teacher
+on a pretrained vocabulary (MiniLM's) puts both students on that vocabulary, with embeddings learned from
+scratch. Writes results/distill/bench_distill.json and .md, after every run.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def fit_student(
     teacher = ["--model.init_args.teacher", options.teacher, "--model.init_args.teacher_ckpt",
                options.teacher_ckpt] if arm == "distilled" else []  # fmt: skip
     cli = build_cli(
-        ["fit", *configs, *teacher,
+        ["fit", *configs, *teacher, *options.vocabulary,
          "--seed_everything", str(seed),
          "--data.init_args.train_fraction", str(fraction),
          "--data.init_args.max_length", str(options.max_length),
@@ -54,6 +57,15 @@ def fit_student(
         save_config=False,
     )  # fmt: skip
     return cli.model.eval()
+
+
+def teacher_vocabulary(datamodule: Any) -> list[str]:
+    """The data overrides that tokenize a student as the teacher's run does: its pretrained vocabulary
+    file (tokenizer_path), or nothing when the teacher trained IMDB's own (the student's config trains the
+    same one from the same split). Not tokenizer_family: that would give the student the family's
+    embedder, whose shape is the checkpoint's width, not the student's."""
+    path = getattr(datamodule, "tokenizer_path", None)
+    return [] if path is None else ["--data.init_args.tokenizer_path", str(path)]
 
 
 def batches_for(tokenizer: Any, texts: list[str], size: int) -> list[dict[str, torch.Tensor]]:
@@ -113,31 +125,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--teacher", default="/tmp/exp_imdb/imdb/version_0")
+    parser.add_argument("--teacher", required=True, help="the teacher's run folder (or a .ckpt in it)")
     parser.add_argument("--teacher_ckpt", default="best")
-    parser.add_argument("--steps", type=int, default=100, help="optimizer steps of every student")
+    parser.add_argument("--steps", type=int, default=300, help="optimizer steps of every student")
     parser.add_argument("--fractions", type=float, nargs="+", default=[1.0, 0.1])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--max_length", type=int, default=128)
-    parser.add_argument("--examples", type=int, default=1000, help="seeded sample of the test split")
+    parser.add_argument(
+        "--examples", type=int, default=None, help="a seeded sample of the test split (default: all of it)"
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "results" / "distill"))
     options = parser.parse_args()
     torch.set_num_threads(options.threads)
     out = Path(options.out)
     teacher = load_run(options.teacher, options.teacher_ckpt)
+    options.vocabulary = teacher_vocabulary(teacher.datamodule)
     test = teacher.datamodule.load_splits()["test"]
-    picked = test.select(np.sort(np.random.default_rng(0).permutation(len(test))[: options.examples]))
+    if options.examples is not None:
+        test = test.select(np.sort(np.random.default_rng(0).permutation(len(test))[: options.examples]))
+    picked = test
     texts, labels = list(picked["text"]), np.asarray(picked["label"])
     # The teacher reads the students' batches while distilling, so it is scored at their max_length too.
-    teacher.tokenizer.max_length = options.max_length  # type: ignore[attr-defined]
+    # A pretrained family's tokenizer wraps the text tokenizer that does the cutting.
+    getattr(teacher.tokenizer, "inner", teacher.tokenizer).max_length = options.max_length  # type: ignore[attr-defined]
     batches = batches_for(teacher.tokenizer, texts, 32)
     report: dict[str, Any] = {
         "setting": (
             f"IMDB; student `small` 2×128 at max_length {options.max_length}, batch 32, {options.steps} "
-            f"optimizer steps per run; teacher {teacher.config_path.parent} "
-            f"({teacher.checkpoint_path.name}); "
-            f"accuracy on a seeded sample of {len(labels)} test reviews; {options.threads} CPU threads."
+            f"optimizer steps per run, on the teacher's vocabulary "
+            f"({' '.join(options.vocabulary[1::2]) or 'trained on IMDB'}); "
+            f"teacher {teacher.config_path.parent} "
+            f"({teacher.checkpoint_path.name}); accuracy on {len(labels)} test reviews; "
+            f"{options.threads} CPU threads."
         ),
         "options": vars(options),
         "runs": [],

@@ -127,7 +127,10 @@ class Distill(Classifier):
 
 
 def check_same_tokenizer(teacher: Tokenizer, student: Tokenizer) -> None:
-    """The teacher reads the student's token ids, so both tokenizers must map text to the same ids."""
+    """The teacher reads the student's token ids, so both tokenizers must map text to the same ids. A
+    pretrained family's tokenizer (MiniLM's) is compared by the text tokenizer it wraps, so a student on
+    that vocabulary file, with its own embedder, may learn from it."""
+    teacher, student = getattr(teacher, "inner", teacher), getattr(student, "inner", student)
     same = type(teacher) is type(student)
     if same and hasattr(teacher, "hf"):
         same = teacher.hf.get_vocab() == student.hf.get_vocab()  # type: ignore[attr-defined]

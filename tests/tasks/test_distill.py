@@ -80,3 +80,22 @@ def test_teachers_with_another_vocabulary_or_label_set_are_refused() -> None:
         student.set_teacher(Classifier(one, 3, encoder(16, 1)), one)
     with pytest.raises(UserError, match="temperature"):
         Distill(one, 2, encoder(16, 1), teacher="unused", temperature=0.0)
+
+
+class Wrapped(TextTokenizer):
+    """What a pretrained family's tokenizer is to the check: a text tokenizer wrapped as `inner`."""
+
+    def __init__(self, inner: TextTokenizer) -> None:
+        self.inner = inner
+
+
+def test_a_pretrained_teachers_wrapped_vocabulary_is_compared_by_what_it_wraps() -> None:
+    corpus = ["a good film", "a bad film"] * 4
+    one = TextTokenizer(train_subword_tokenizer(corpus, vocab_size=40))
+    other = TextTokenizer(train_subword_tokenizer([*corpus, "zebra xylophone quartz"], vocab_size=60))
+    student = Distill(one, 2, encoder(16, 1), teacher="unused")
+    student.set_teacher(Classifier(one, 2, encoder(32, 2)), Wrapped(one))  # MiniLM's file, its own embedder
+    with pytest.raises(UserError, match="tokenizer"):
+        Distill(one, 2, encoder(16, 1), teacher="unused").set_teacher(
+            Classifier(other, 2, encoder(16, 1)), Wrapped(other)
+        )
