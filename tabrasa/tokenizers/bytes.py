@@ -40,6 +40,7 @@ from tabrasa.tokenizers.base import (
 from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.text import TextEmbedder, check_text
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
+from tabrasa.tokenizers.vocabulary import TokenVocabulary
 
 PAD_ID, CLS_ID, EOS_ID, MASK_ID = 256, 257, 258, 259
 VOCAB_SIZE = 260
@@ -83,6 +84,15 @@ class ByteTokenizer(Tokenizer):
     def max_tokens(self) -> int:
         """Tokens of the longest encoded text, ceil(max_length / patch_size): what the positions must hold."""
         return -(-self.max_length // self.patch_size)
+
+    def token_vocabulary(self) -> TokenVocabulary:
+        """The 260 fixed ids for masked or causal byte prediction (ByT5-style); one byte a token only."""
+        if self.patch_size != 1:
+            raise ValueError(
+                f"patch_size={self.patch_size} puts {self.patch_size} bytes in a token, and token prediction "
+                f"predicts one id a token; pretrain with patch_size: 1"
+            )
+        return TokenVocabulary(VOCAB_SIZE, MASK_ID, PAD_ID, (PAD_ID, CLS_ID, EOS_ID, MASK_ID))
 
     def encode_ids(self, text: str, source: str = "text") -> tuple[list[int], int]:
         """One text → (byte ids with <cls> and <eos>, bytes removed by truncation); not yet in patches."""

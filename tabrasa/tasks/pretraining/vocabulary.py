@@ -3,32 +3,22 @@ and which ids are special (never masked, never drawn as a random replacement).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import torch
-
 from tabrasa.errors import UserError
 from tabrasa.tokenizers.base import Tokenizer
 from tabrasa.tokenizers.protein import ESM_ALPHABET, MASK_ID, PAD_ID, ProteinTokenizer
 from tabrasa.tokenizers.text import TextTokenizer
+from tabrasa.tokenizers.vocabulary import TokenVocabulary
 
-
-@dataclass(frozen=True)
-class TokenVocabulary:
-    size: int
-    mask_id: int | None
-    pad_id: int
-    special_ids: tuple[int, ...]
-
-    def ordinary(self) -> torch.Tensor:
-        """Ids a random replacement may take (BERT's 10% random tokens): every non-special id."""
-        special = set(self.special_ids)
-        return torch.tensor([i for i in range(self.size) if i not in special])
+__all__ = ["TokenVocabulary", "token_vocabulary"]
 
 
 def token_vocabulary(tokenizer: Tokenizer) -> TokenVocabulary:
-    """The vocabulary of a text or protein tokenizer (a PretrainedTokenizer is read through)."""
+    """The vocabulary of a text or protein tokenizer (a PretrainedTokenizer is read through), or of any
+    tokenizer that declares its own with `token_vocabulary()` (bytes)."""
     inner = getattr(tokenizer, "inner", tokenizer)
+    declared = getattr(inner, "token_vocabulary", None)
+    if callable(declared):
+        return declared()
     if isinstance(inner, ProteinTokenizer):
         specials = tuple(i for i, t in enumerate(ESM_ALPHABET) if t.startswith("<"))
         return TokenVocabulary(len(ESM_ALPHABET), MASK_ID, PAD_ID, specials)
@@ -39,6 +29,6 @@ def token_vocabulary(tokenizer: Tokenizer) -> TokenVocabulary:
         mask = next((i for i in found if i is not None), None)
         return TokenVocabulary(inner.vocab_size, mask, inner.pad_id, specials)
     raise UserError(
-        f"token prediction needs a text or protein tokenizer (token ids with a vocabulary), not "
+        f"token prediction needs a tokenizer of token ids with a vocabulary (text, protein, bytes), not "
         f"{type(inner).__name__}; for image patches or audio use MaskedPatchModel"
     )

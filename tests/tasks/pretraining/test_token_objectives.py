@@ -5,6 +5,11 @@ import torch
 
 from tabrasa.errors import UserError
 from tabrasa.tasks.pretraining import CausalLanguageModel, MaskedPatchModel, MaskedTokenModel
+from tabrasa.tokenizers.bytes import CLS_ID as CLS
+from tabrasa.tokenizers.bytes import EOS_ID as EOS
+from tabrasa.tokenizers.bytes import MASK_ID as MASK
+from tabrasa.tokenizers.bytes import PAD_ID as PAD
+from tabrasa.tokenizers.bytes import ByteTokenizer
 from tabrasa.tokenizers.esm import EsmProteinTokenizer
 from tabrasa.tokenizers.protein import PAD_ID
 from tabrasa.tokenizers.text import TextTokenizer
@@ -76,3 +81,18 @@ def test_causal_lm_loss_ignores_padding(text_tokenizer: TextTokenizer) -> None:
     model.stats["val_stats"].update(one.loss_sum, one.correct, one.count)
     values = model.stats["val_stats"].compute()
     assert values["ppl"] == pytest.approx(float(torch.exp(one.loss.detach())), rel=1e-5)
+
+
+def test_bytes_pretrain_with_masked_tokens_and_patches_say_why_they_cannot() -> None:
+    tokenizer = ByteTokenizer(max_length=64)
+    model = MaskedTokenModel(tokenizer, encoder(), mask_ratio=0.3)
+    batch = tokenizer.collate([tokenizer(t) for t in CORPUS[:4]])
+    corrupted, chosen = model.corrupt(batch)
+    specials = torch.tensor([PAD, CLS, EOS, MASK])
+    assert chosen.any() and not (chosen & torch.isin(batch["input_ids"], specials)).any()
+    assert (corrupted["input_ids"][chosen] == MASK).any()  # BERT's 80% <mask>, here id 259
+    out = model.step(batch)
+    assert out.count == chosen.sum() and torch.isfinite(out.loss)
+    assert model.embedder.token_embed.weight.shape[0] == 260  # the output is tied to the byte table
+    with pytest.raises(ValueError, match=r"patch_size=4 puts 4 bytes in a token.*patch_size: 1"):
+        MaskedTokenModel(ByteTokenizer(patch_size=4), encoder())
