@@ -53,6 +53,21 @@ def test_configs_exist() -> None:
     assert ROOT / "configs" / "text" / "imdb.yaml" in TASK_CONFIGS
 
 
+@pytest.mark.parametrize("config", TASK_CONFIGS, ids=lambda p: str(p.relative_to(ROOT / "configs")))
+def test_a_step_budget_validates_on_steps_across_epochs(config: Path) -> None:
+    """A preset budgeted in steps alone (max_steps, no max_epochs) that validates every N steps must count
+    them across epochs (check_val_every_n_epoch: null): otherwise Lightning refuses an N longer than one
+    epoch, which configs/pretrain/audio.yaml and image.yaml did (125 and 453 batches an epoch < 500), and
+    the smoke run above, with fast_dev_run, cannot see it."""
+    trainer = yaml.safe_load(config.read_text()).get("trainer", {})
+    interval = trainer.get("val_check_interval")
+    if "max_steps" in trainer and "max_epochs" not in trainer and isinstance(interval, int) and interval > 1:
+        assert "check_val_every_n_epoch" in trainer and trainer["check_val_every_n_epoch"] is None, (
+            f"{config.relative_to(ROOT)}: val_check_interval {interval} steps needs "
+            "check_val_every_n_epoch: null"
+        )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("config", TASK_CONFIGS, ids=lambda p: str(p.relative_to(ROOT / "configs")))
 def test_every_config_trains_a_step_on_tiny_data(config: Path, cache_dir: Path, tmp_path: Path) -> None:
