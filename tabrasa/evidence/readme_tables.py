@@ -58,6 +58,7 @@ FINE_TUNES = (
            "configs/image/fashion_mnist_dinov2.yaml"),
     Preset("DINOv2 ViT-S/14, every weight trains", "configs/image/fashion_mnist_dinov2_finetune.yaml"),
     Preset("Whisper tiny.en encoder, every weight trains", "configs/audio/keywords_whisper.yaml"),
+    Preset("all-MiniLM-L6-v2 on IMDB, every weight trains", "configs/text/imdb_minilm.yaml"),
 )  # fmt: skip
 
 
@@ -67,8 +68,12 @@ def card(results: Path, stem: str) -> dict[str, Any] | None:
 
 
 def _wall(card: dict[str, Any]) -> str:
-    load = card["hardware"].get("load_average_1min")
+    hardware = card["hardware"]
+    load = hardware.get("load_average_1min")
     shown = f", load {load:.1f}" if load is not None else ""
+    threads = hardware.get("torch_threads")
+    if threads is not None and threads < hardware.get("cpus", threads):
+        shown += f", {threads} torch thread{'s' if threads > 1 else ''}"  # a run beside another job
     return f"{card['fit_seconds']:,.0f} s ({card['global_step']:,} steps{shown})"
 
 
