@@ -201,3 +201,24 @@ def test_a_patch_embedder_offers_no_token_table_to_tie_to() -> None:
     """Its (260, byte_dim) byte table is no (V, dim) token table: token-predicting pretraining refuses it."""
     with pytest.raises(UserError, match="needs an embedder with a token table"):
         token_table(ByteTokenizer(patch_size=4).embedder(32))
+
+
+def test_a_byte_patch_classifier_can_fit_what_it_is_given() -> None:
+    """The preset's failure to learn IMDB (README) is not a model that cannot learn: it fits a batch."""
+    from tabrasa.backbone import Encoder, EncoderConfig
+    from tabrasa.tasks import Classifier
+
+    torch.manual_seed(0)
+    tokenizer = ByteTokenizer(max_length=64, patch_size=4)
+    texts = ["a wonderful film, loved it", "dull and far too long", "great acting, a joy",
+             "awful plot, i left early", "moving and funny", "a boring mess"] * 2  # fmt: skip
+    batch = tokenizer.collate([{**tokenizer(t), "label": torch.tensor(i % 2)} for i, t in enumerate(texts)])
+    model = Classifier(tokenizer, 2, Encoder(EncoderConfig(dim=64, depth=2, heads=4, max_len=32)))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for _ in range(150):
+        optimizer.zero_grad()
+        loss = model.loss(model(batch), batch["label"])
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    assert (model.predict_step(batch, 0).argmax(-1) == batch["label"]).all()
