@@ -47,14 +47,25 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("configs", type=Path, nargs="+")
-    parser.add_argument("--runs", type=Path, default=Path(tempfile.gettempdir()) / "tabrasa-presets")
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        default=None,
+        help="keep the run folders here (default: a temporary folder, removed)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "presets")
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="overrides for every run")
     args = parser.parse_args(argv)
-    for config in args.configs:
-        card = run(config.resolve(), args.runs, args.out, args.extra)
-        print(f"{config}: {card['test']} in {card['fit_seconds']} s")
-    shutil.rmtree(args.runs, ignore_errors=True)
+    # A folder the user names is theirs (its checkpoints may be a teacher or a base to fine-tune): only
+    # the default temporary one is removed.
+    runs = args.runs or Path(tempfile.mkdtemp(prefix="tabrasa-presets-"))
+    try:
+        for config in args.configs:
+            card = run(config.resolve(), runs, args.out, args.extra)
+            print(f"{config}: {card.get('test', 'no test split')} in {card['fit_seconds']} s")
+    finally:
+        if args.runs is None:
+            shutil.rmtree(runs, ignore_errors=True)
 
 
 if __name__ == "__main__":
