@@ -30,7 +30,7 @@ from tabrasa.pretrained.resample import fit_positions, target_grid
 from tabrasa.pretrained.sources import Checkpoint, read_checkpoint
 from tabrasa.pretrained.specs import build_embedder, build_tokenizer, embedder_class
 from tabrasa.tokenizers.base import Embedder, Tokenizer
-from tabrasa.tokenizers.text import TextTokenizer
+from tabrasa.tokenizers.text import TextTokenizer, ids_moved
 
 POSITIONS = "positions.weight"
 RESIZABLE = ("n_mels", "frames")  # AST input sizes that follow a resampled position grid
@@ -128,7 +128,7 @@ def load_into(
     if source.load_embedder:
         _check_embedder(embedder, pconf, source)
         if tokenizer is not None:
-            _check_vocabulary(tokenizer, build_tokenizer(pconf.tokenizer, ckpt.folder), source)
+            _check_vocabulary(tokenizer, pconf, ckpt.folder, source)
     grid = source.grid
     if grid is None and source.load_embedder:
         grid = getattr(embedder, "grid", None)  # AST's embedder knows its patch grid
@@ -167,20 +167,21 @@ def _grid_after(
     return target_grid(backbone.config.max_len, pconf, grid)
 
 
-def _check_vocabulary(mine: Tokenizer, theirs: Tokenizer | None, source: PretrainedSource) -> None:
-    """Two subword vocabularies of one size load without a shape error even when every id names another
-    token (a vocabulary trained again on other text): the table would load and mean nothing. Fixed
-    alphabets (bytes, residues) and non-text tokenizers have nothing to compare."""
-    mine, theirs = getattr(mine, "inner", mine), getattr(theirs, "inner", theirs)
-    if not isinstance(mine, TextTokenizer) or not isinstance(theirs, TextTokenizer):
+def _check_vocabulary(
+    tokenizer: Tokenizer, pconf: PretrainedConfig, folder: Path, source: PretrainedSource
+) -> None:
+    """A subword vocabulary trained again (even on the same texts) keeps its size and moves its ids, so
+    the token table would load and mean other tokens. Fixed alphabets (bytes, residues) and non-text
+    tokenizers have nothing to compare, and the checkpoint's tokenizer is not even built for them."""
+    mine = getattr(tokenizer, "inner", tokenizer)
+    if not isinstance(mine, TextTokenizer):
         return
-    ours, saved = mine.hf.get_vocab(), theirs.hf.get_vocab()
-    if ours != saved:
-        moved = sum(saved.get(token) != i for token, i in ours.items())
+    moved = ids_moved(mine, build_tokenizer(pconf.tokenizer, folder))
+    if moved:
         raise ValueError(
             f"the task's vocabulary is not the one {source.path} was trained with ({moved:,} of "
-            f"{len(ours):,} tokens have other ids), so its token table would load and mean other tokens. "
-            f"Tokenize with the checkpoint's vocabulary (for the text data modules: "
+            f"{mine.vocab_size:,} tokens have other ids), so its token table would load and mean other "
+            f"tokens. Tokenize with the checkpoint's vocabulary (for the text data modules: "
             f"tokenizer_path: {source.path}), or set load_embedder: false to load only the backbone"
         )
 

@@ -22,6 +22,7 @@ from torch import nn
 from tabrasa.errors import UserError
 from tabrasa.tasks.classifier import Classifier
 from tabrasa.tokenizers.base import Batch, Tokenizer
+from tabrasa.tokenizers.text import ids_moved
 
 
 def distillation_loss(
@@ -131,10 +132,7 @@ def check_same_tokenizer(teacher: Tokenizer, student: Tokenizer) -> None:
     pretrained family's tokenizer (MiniLM's) is compared by the text tokenizer it wraps, so a student on
     that vocabulary file, with its own embedder, may learn from it."""
     teacher, student = getattr(teacher, "inner", teacher), getattr(student, "inner", student)
-    same = type(teacher) is type(student)
-    if same and hasattr(teacher, "hf"):
-        same = teacher.hf.get_vocab() == student.hf.get_vocab()  # type: ignore[attr-defined]
-    if not same:
+    if type(teacher) is not type(student) or ids_moved(teacher, student):
         raise UserError(
             f"the teacher's tokenizer ({type(teacher).__name__}) differs from the student's "
             f"({type(student).__name__}, or another vocabulary); give the student's data the teacher's "

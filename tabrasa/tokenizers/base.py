@@ -96,6 +96,18 @@ def in_mode(tokenizer: Tokenizer, training: bool) -> Tokenizer:
     return copy.copy(tokenizer).train(training)
 
 
+def check_token_ids(ids: torch.Tensor, size: int, noun: str, holds: str) -> None:
+    """Integer ids in [0, size), or an error naming what the embedder holds (`holds`, e.g. "the vocabulary
+    has 16000 entries"): an id out of range means the tokenizer and the embedder do not match."""
+    if ids.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"input_ids has dtype {ids.dtype}; expected integer {noun} ids")
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= size):
+        raise ValueError(
+            f"input_ids hold ids in [{int(ids.min())}, {int(ids.max())}] but {holds}; the tokenizer and "
+            f"the embedder do not match"
+        )
+
+
 def pad_sequences(seqs: Sequence[torch.Tensor], pad_value: int | float) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad 1-D or (N, F) tensors to the longest; returns (padded (B, N, ...), mask (B, N))."""
     if not seqs:

@@ -33,6 +33,7 @@ from tabrasa.tokenizers.base import (
     Embedder,
     Tokenizer,
     Tokens,
+    check_token_ids,
     collate_labels,
     pad_sequences,
     with_label,
@@ -220,17 +221,11 @@ class BytePatchEmbedder(Embedder):
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
         ids = batch["input_ids"]  # (B, N, P)
-        if ids.dtype not in (torch.int32, torch.int64):
-            raise TypeError(f"input_ids has dtype {ids.dtype}; expected integer byte ids")
+        check_token_ids(ids, VOCAB_SIZE, "byte", f"bytes and specials are 0-{VOCAB_SIZE - 1}")
         if ids.ndim != 3 or ids.shape[-1] != self.patch_size:
             raise ValueError(
                 f"input_ids has shape {tuple(ids.shape)} but BytePatchEmbedder reads (batch, tokens, "
                 f"{self.patch_size}); encode with ByteTokenizer(patch_size={self.patch_size})"
-            )
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= VOCAB_SIZE):
-            raise ValueError(
-                f"input_ids hold ids in [{int(ids.min())}, {int(ids.max())}] but bytes and specials are "
-                f"0-{VOCAB_SIZE - 1}; the tokenizer and the embedder do not match"
             )
         real = ids != PAD_ID  # (B, N, P)
         e = self.byte_embed(ids).masked_fill(~real[..., None], 0.0)  # (B, N, P, byte_dim)

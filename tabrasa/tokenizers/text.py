@@ -21,6 +21,7 @@ from tabrasa.tokenizers.base import (
     Embedder,
     Tokenizer,
     Tokens,
+    check_token_ids,
     collate_labels,
     pad_sequences,
     with_label,
@@ -184,6 +185,19 @@ class TextTokenizer(Tokenizer):
         return cls(hf, max_length=spec.max_length, truncation=spec.truncation)
 
 
+def ids_moved(a: Tokenizer, b: Tokenizer) -> int | None:
+    """How many of `a`'s tokens have another id in `b` (0: one vocabulary), reading a pretrained family's
+    tokenizer through to the text tokenizer it wraps; None when either is no text tokenizer. Two
+    vocabularies of one size fit the same token table while their ids name other tokens."""
+    a, b = getattr(a, "inner", a), getattr(b, "inner", b)
+    if not isinstance(a, TextTokenizer) or not isinstance(b, TextTokenizer):
+        return None
+    ours, theirs = a.hf.get_vocab(), b.hf.get_vocab()
+    if ours == theirs:
+        return 0
+    return max(1, sum(theirs.get(token) != i for token, i in ours.items()))  # b may only add tokens
+
+
 @dataclass(frozen=True)
 class TextTokenizerSpec(Spec):
     """file: tokenizer.json or vocab.txt beside the weights; lowercase applies to vocab.txt only."""
@@ -235,13 +249,7 @@ class TextEmbedder(Embedder):
 
     def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens:
         ids = batch["input_ids"]
-        if ids.dtype not in (torch.int32, torch.int64):
-            raise TypeError(f"input_ids has dtype {ids.dtype}; expected integer token ids")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
-            raise ValueError(
-                f"input_ids hold ids in [{int(ids.min())}, {int(ids.max())}] but the vocabulary has "
-                f"{self.vocab_size} entries; the tokenizer and the embedder do not match"
-            )
+        check_token_ids(ids, self.vocab_size, "token", f"the vocabulary has {self.vocab_size} entries")
         x = self.token_embed(ids)
         if self.type_embed is not None:
             types = batch.get("token_type_ids")
