@@ -10,18 +10,38 @@ from dataclasses import dataclass, field
 
 from tabrasa.evidence.rate_sweep import Budget
 
+ESM = "tabrasa.tokenizers.esm.EsmProteinTokenizer"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StandardPlan:
+    """What the standard mode (2 CPU cores, ≤ 3 hours for every modality) runs for one modality: optimizer
+    steps and batch size of every run, data overrides (dotted keys under data.init_args), and the steps of
+    the self-pretraining run behind the `self_pretrained` arm (the modality's pretraining preset)."""
+
+    steps: int
+    batch_size: int
+    data: dict[str, object] = field(default_factory=dict)
+    pretrain_steps: int = 500
+
 
 @dataclass(frozen=True, kw_only=True)
 class Modality:
     """config: the task YAML under configs/. baselines: backbone YAMLs under configs/backbone/ (the
     transformer is small.yaml); quick_baselines: the subset run in quick modes. quick_data: data
-    overrides in quick modes (e.g. shorter sequences)."""
+    overrides in quick modes (e.g. shorter sequences). pretrain: the pretraining preset the
+    self-pretrained arm runs on the same fraction's inputs. standard: the standard mode's plan. floor:
+    what the best arm must clear at full data for a curve to count as evidence — `majority` (15 points
+    above the majority class) or `chance` (10× chance, for many balanced classes)."""
 
     name: str
     config: str
     baselines: tuple[str, ...]
     quick_baselines: tuple[str, ...]
     quick_data: dict[str, object] = field(default_factory=dict)
+    pretrain: str = ""
+    standard: StandardPlan | None = None
+    floor: str = "majority"
 
     def __post_init__(self) -> None:
         if not set(self.quick_baselines) <= set(self.baselines):
@@ -38,35 +58,51 @@ MODALITIES = {
         baselines=("sequence_cnn", "sequence_lstm"),
         quick_baselines=("sequence_cnn",),
         quick_data={"max_length": 128},
+        pretrain="configs/pretrain/text.yaml",
+        # 128 WordPiece tokens (head and tail) keep most of a review's sentiment at half the cost of 256;
+        # 5,000 reviews per split bound the scoring time of every run.
+        standard=StandardPlan(steps=300, batch_size=32, data={"max_length": 128, "limit": 5000}),
     ),
     "image": Modality(
         name="image",
         config="configs/image/fashion_mnist.yaml",
         baselines=("grid_cnn",),
         quick_baselines=("grid_cnn",),
+        pretrain="configs/pretrain/image.yaml",
+        standard=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}),
     ),
     "audio": Modality(
         name="audio",
         config="configs/audio/keywords.yaml",
         baselines=("grid_cnn",),
         quick_baselines=("grid_cnn",),
+        pretrain="configs/pretrain/audio.yaml",
+        standard=StandardPlan(steps=600, batch_size=64),
+        floor="chance",
     ),
     "protein": Modality(
         name="protein",
         config="configs/protein/psortb.yaml",
         baselines=("sequence_cnn", "sequence_lstm"),
         quick_baselines=("sequence_cnn",),  # the config's tokenizer already crops to 256 residues
+        pretrain="configs/pretrain/protein.yaml",
+        # The ESM alphabet in every arm, so the self-pretrained arm's token table is the one it fine-tunes.
+        standard=StandardPlan(steps=600, batch_size=32, data={"tokenizer.class_path": ESM}),
     ),
 }
 TRANSFORMER = "small"
+SELF_PRETRAINED = "self_pretrained"  # the transformer after masked modelling on the fraction's own inputs
 
 
 @dataclass(frozen=True, kw_only=True)
 class Sweep(Budget):
     """One learning-curve mode: a budget plus the training fractions, each a share of the train split;
-    steps are equal at every fraction (equal compute, not equal epochs)."""
+    steps are equal at every fraction (equal compute, not equal epochs). standard: each modality's
+    StandardPlan sets steps, batch size and data. self_pretrained: add the self-pretrained arm."""
 
     fractions: tuple[float, ...]
+    standard: bool = False
+    self_pretrained: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -94,6 +130,20 @@ SWEEPS = {
         limit=1500,
         batch_size=32,
         quick=True,
+    ),
+    # ≤ 3 hours on 2 CPU cores for all four modalities (two runs at a time on one thread each): 4
+    # fractions over 1.5 orders of magnitude, 3 seeds, two rates bracketed by up to one more each.
+    "standard": Sweep(
+        fractions=(0.03, 0.1, 0.3, 1.0),
+        learning_rates=(1e-3, 3e-3),
+        seeds=(0, 1, 2),
+        steps=300,  # each modality's StandardPlan overrides steps and batch size
+        limit=None,
+        batch_size=32,
+        quick=False,
+        standard=True,
+        self_pretrained=True,
+        bracket=1,
     ),
     "full": Sweep(
         fractions=(0.01, 0.03, 0.1, 0.3, 1.0),

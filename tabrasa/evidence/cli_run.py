@@ -7,6 +7,7 @@ import logging
 import tempfile
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +74,7 @@ def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
         val = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)[0]
         test = cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)[0]
     backbone = list(cli.model.backbone.parameters())
+    labels = Counter(int(label) for label in cli.datamodule.splits["test"]["label"])
     return {
         "train_examples": len(cli.datamodule.splits["train"]),
         "params": sum(p.numel() for p in backbone),
@@ -80,5 +82,8 @@ def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
         "val_acc": float(val["val/acc"]),
         "test_acc": float(test["test/acc"]),
         "test_f1": float(test["test/f1"]),
+        # the floor a run is read against: the share of the test split's most common class
+        "test_majority": max(labels.values()) / sum(labels.values()),
+        "classes": len(cli.datamodule.class_names),
         "train_seconds": round(seconds, 2),
     }

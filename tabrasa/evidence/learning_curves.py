@@ -3,16 +3,25 @@
 For every modality, arm (backbone) and training fraction, the learning rate is chosen on the validation
 split with the first seed; the other seeds then run at that rate (`rate_sweep`). Every finished run is
 appended to a JSONL file, so a killed sweep resumes where it stopped.
+
+The self-pretrained arm (standard mode) is the transformer after the modality's pretraining preset ran on
+the very inputs of the fraction it then fine-tunes on, labels dropped (Amos et al. 2024): one pretraining
+run per (modality, fraction), at the first seed, shared by its fine-tunings, its loop seconds logged with
+each run (`pretrain_seconds`). Its exports live in `pretrained/` beside the log and are reused on resume.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import statistics
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tabrasa.evidence.arms import MODALITIES, TRANSFORMER, Modality, Sweep
+from tabrasa.evidence.arms import MODALITIES, SELF_PRETRAINED, TRANSFORMER, Modality, Sweep
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
+from tabrasa.evidence.intervals import mean_interval
+from tabrasa.evidence.pretraining_bench import PretrainingBudget, Pretrainings, PretrainingTask
 from tabrasa.evidence.rate_sweep import RunLog, arm_result, print_run, run_arm
 
 
@@ -28,21 +37,74 @@ class RunKey:
 KEY_FIELDS = tuple(RunKey.__dataclass_fields__)
 
 
-def cli_args(root: Path, modality: Modality, key: RunKey, sweep: Sweep) -> list[str]:
-    """Overrides of the modality's config for one run (fit_and_score adds the quiet trainer flags)."""
+def modality_sweep(modality: Modality, sweep: Sweep) -> Sweep:
+    """The sweep as this modality runs it: in standard mode its plan's steps and batch size."""
+    if not sweep.standard:
+        return sweep
+    plan = standard_plan(modality)
+    return replace(sweep, steps=plan.steps, batch_size=plan.batch_size)
+
+
+def standard_plan(modality: Modality) -> Any:
+    if modality.standard is None:
+        raise ValueError(f"modality {modality.name!r} has no StandardPlan: give it one in arms.MODALITIES")
+    return modality.standard
+
+
+def data_overrides(modality: Modality, sweep: Sweep) -> dict[str, object]:
+    if sweep.standard:
+        return dict(standard_plan(modality).data)
+    return dict(modality.quick_data) if sweep.quick else {}
+
+
+def cli_args(
+    root: Path, modality: Modality, key: RunKey, sweep: Sweep, export: str | None = None
+) -> list[str]:
+    """Overrides of the modality's config for one run (fit_and_score adds the quiet trainer flags); a
+    self-pretrained run starts from `export`, a `tabrasa` checkpoint of the transformer."""
+    backbone = TRANSFORMER if key.arm == SELF_PRETRAINED else key.arm
     args = [
-        "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{key.arm}.yaml"),
+        "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{backbone}.yaml"),
         "--data.init_args.train_fraction", str(key.fraction),
-        *sweep.cli_args(key.lr, key.seed),
+        *modality_sweep(modality, sweep).cli_args(key.lr, key.seed),
     ]  # fmt: skip
-    if sweep.quick:
-        for name, value in modality.quick_data.items():
-            args += [f"--data.init_args.{name}", str(value)]
+    for name, value in data_overrides(modality, sweep).items():
+        args += [f"--data.init_args.{name}", str(value)]
+    if key.arm == SELF_PRETRAINED:
+        if export is None:
+            raise ValueError(f"{key}: the self-pretrained arm needs its pretraining export")
+        args += ["--model.init_args.pretrained", json.dumps({"family": "tabrasa", "path": export})]
     return args
 
 
 def arms_of(modality: Modality, sweep: Sweep) -> tuple[str, ...]:
-    return (TRANSFORMER, *(modality.quick_baselines if sweep.quick else modality.baselines))
+    baselines = modality.quick_baselines if sweep.quick else modality.baselines
+    return (TRANSFORMER, *baselines, *((SELF_PRETRAINED,) if sweep.self_pretrained else ()))
+
+
+def pretraining_of(modality: Modality, sweep: Sweep) -> tuple[PretrainingTask, PretrainingBudget]:
+    """The self-pretrained arm's pretraining, as the pretraining benchmark makes it: the modality's preset
+    on the fraction's inputs with the same data overrides as its fine-tuning, so both read one vocabulary
+    and one alphabet."""
+    if not modality.pretrain:
+        raise ValueError(f"modality {modality.name!r} names no pretraining preset (Modality.pretrain)")
+    task = PretrainingTask(
+        name=modality.name,
+        config=modality.config,
+        pretrain=modality.pretrain,
+        baseline="",
+        data_overrides=tuple((k, str(v)) for k, v in data_overrides(modality, sweep).items()),
+    )
+    steps = standard_plan(modality).pretrain_steps if sweep.standard else sweep.steps
+    budget = PretrainingBudget(
+        learning_rates=sweep.learning_rates,
+        seeds=sweep.seeds,
+        fractions=sweep.fractions,
+        finetune_steps=sweep.steps,
+        pretrain_steps=steps,
+        limit=sweep.limit,
+    )
+    return task, budget
 
 
 def _arms(names: list[str], sweep: Sweep) -> list[RunKey]:
@@ -60,7 +122,13 @@ def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: boo
 
     def train(key: Any) -> dict[str, Any]:
         modality = MODALITIES[key.modality]
-        return fit_and_score(root / modality.config, cli_args(root, modality, key, sweep))
+        pre = None
+        if key.arm == SELF_PRETRAINED:
+            task, budget = pretraining_of(modality, sweep)
+            pre = Pretrainings(root, log.path.parent / "pretrained", budget).get(task, "self", key.fraction)
+        args = cli_args(root, modality, key, sweep, pre["export"] if pre else None)
+        scores = fit_and_score(root / modality.config, args)
+        return scores | {"pretrain_seconds": float(pre["loop_seconds"]) if pre else 0.0}
 
     for arm in _arms(names, sweep):
         run_arm(arm, sweep, log, train, print_run if echo else None)
@@ -68,6 +136,11 @@ def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: boo
 
 @dataclass(frozen=True, kw_only=True)
 class Point:
+    """One arm at one fraction, at its chosen rate. test_values: one test accuracy per seed (in seed order);
+    test_low/test_high: their 95% interval of the mean. rates: every rate its sweep ran; bracketed: the
+    chosen one has a worse rate on each side. val_mean: mean validation accuracy over the seeds (what picks
+    the best baseline; test never does). majority: the test split's majority-class share."""
+
     modality: str
     arm: str
     fraction: float
@@ -76,6 +149,16 @@ class Point:
     test_mean: float
     test_std: float
     seeds: int
+    test_values: tuple[float, ...] = ()
+    test_low: float = 0.0
+    test_high: float = 0.0
+    val_mean: float = 0.0
+    rates: tuple[float, ...] = ()
+    bracketed: bool = False
+    majority: float = 0.0
+    classes: int = 0
+    train_seconds: float = 0.0
+    pretrain_seconds: float = 0.0
 
 
 def summarise(log: RunLog, names: list[str], sweep: Sweep) -> list[Point]:
@@ -85,16 +168,29 @@ def summarise(log: RunLog, names: list[str], sweep: Sweep) -> list[Point]:
         result = arm_result(arm, sweep, log)
         if result is None:
             continue  # not run yet
+        runs = result.runs
+        tests = tuple(float(r["test_acc"]) for r in runs)
+        interval = mean_interval(tests)
         points.append(
             Point(
                 modality=arm.modality,
                 arm=arm.arm,
                 fraction=arm.fraction,
-                train_examples=int(result.runs[0]["train_examples"]),
+                train_examples=int(runs[0]["train_examples"]),
                 lr=result.lr,
                 test_mean=result.test_mean,
                 test_std=result.test_std,
-                seeds=len(result.runs),
+                seeds=len(runs),
+                test_values=tests,
+                test_low=interval.low,
+                test_high=interval.high,
+                val_mean=statistics.fmean(float(r["val_acc"]) for r in runs),
+                rates=result.rates,
+                bracketed=result.bracketed,
+                majority=float(runs[0].get("test_majority", 0.0)),
+                classes=int(runs[0].get("classes", 0)),
+                train_seconds=round(statistics.fmean(float(r["train_seconds"]) for r in runs), 1),
+                pretrain_seconds=float(runs[0].get("pretrain_seconds", 0.0)),
             )
         )
     return points

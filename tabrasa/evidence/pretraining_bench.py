@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from tabrasa.evidence.cli_run import fit_and_score, loop_seconds, quiet_lightning, trained
-from tabrasa.evidence.rate_sweep import RunLog, arm_result, print_run, run_arm
+from tabrasa.evidence.rate_sweep import RunLog, arm_result, check_bracket, print_run, run_arm
 
 ARMS = ("scratch", "self", "larger", "cnn")
 PRETRAINED_ARMS = {"self": "self", "larger": "larger"}  # arm → pretraining source
@@ -81,7 +81,8 @@ class PretrainingBudget:
     """learning_rates: each arm's fine-tuning sweep. seeds: the first chooses the rate and makes the
     pretraining runs. fractions: of each labelled training set. finetune_steps: optimizer steps of every
     fine-tuning run. pretrain_steps: None runs each preset's own step count (its shipped budget), a number
-    overrides it. limit: examples per split (smoke tests only)."""
+    overrides it. limit: examples per split (smoke tests only). bracket: rates the sweep may add beyond
+    an end of `learning_rates` (`rate_sweep.swept_rates`)."""
 
     learning_rates: tuple[float, ...]
     seeds: tuple[int, ...]
@@ -89,6 +90,7 @@ class PretrainingBudget:
     finetune_steps: int
     pretrain_steps: int | None
     limit: int | None = None
+    bracket: int = 0
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -100,6 +102,7 @@ class PretrainingBudget:
             raise ValueError(f"{name}.fractions={self.fractions}: give fractions in (0, 1]")
         if self.finetune_steps < 1 or (self.pretrain_steps is not None and self.pretrain_steps < 1):
             raise ValueError(f"{name}: finetune_steps and pretrain_steps must be >= 1")
+        check_bracket(self)
 
 
 PRETRAINING_BUDGETS = {
@@ -172,7 +175,7 @@ def task_data(root: Path, task: PretrainingTask, fraction: float, limit: int | N
         node = args
         for part in parents:
             node = node[part]
-        node[leaf] = value
+        node[leaf] = yaml.safe_load(value)  # the CLI's string, typed as YAML reads it ("5000" → 5000)
     return data
 
 

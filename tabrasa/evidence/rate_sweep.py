@@ -2,7 +2,9 @@
 log of finished runs, and the protocol that chooses each arm's learning rate.
 
 The protocol: every rate of the budget runs at the first seed; the rate with the best *validation*
-accuracy is chosen; the other seeds then run at that rate. Test accuracy is read only for reporting.
+accuracy is chosen; the other seeds then run at that rate. Test accuracy is read only for reporting. With
+`bracket` > 0, a best rate at either end of the list is not trusted: one more rate, `BRACKET_FACTOR` beyond
+that end, runs at the first seed, up to `bracket` times, so the chosen rate has a worse rate on each side.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+BRACKET_FACTOR = 3.0  # the budgets' rates are spaced by about 3 (1e-3, 3e-3, ...); extensions keep that
+
 
 @dataclass(frozen=True, kw_only=True)
 class Budget:
     """learning_rates: the rates each arm is swept over. seeds: the first chooses the rate, all report.
     steps: optimizer steps per run, equal for every arm. limit: examples kept per split (None = all).
-    batch_size: examples per step. quick: apply the CPU-sized data overrides."""
+    batch_size: examples per step. quick: apply the CPU-sized data overrides. bracket: how many rates the
+    sweep may add beyond an end of `learning_rates` when the best is there (0: the list as given)."""
 
     learning_rates: tuple[float, ...]
     seeds: tuple[int, ...]
@@ -27,6 +32,7 @@ class Budget:
     limit: int | None
     batch_size: int
     quick: bool
+    bracket: int = 0
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -41,6 +47,7 @@ class Budget:
                 raise ValueError(f"{name}.{field_name}={getattr(self, field_name)} must be >= 1")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"{name}.limit={self.limit} must be >= 1, or None for every example")
+        check_bracket(self)
 
     def cli_args(self, lr: float, seed: int) -> list[str]:
         """The overrides every run of this budget adds to its modality's config."""
@@ -57,14 +64,28 @@ class Budget:
         return args
 
 
+def check_bracket(budget: RateProtocol) -> None:
+    name = type(budget).__name__
+    if budget.bracket < 0:
+        raise ValueError(f"{name}.bracket={budget.bracket} must be >= 0")
+    if budget.bracket and len(budget.learning_rates) < 2:
+        raise ValueError(
+            f"{name}.bracket={budget.bracket} needs at least two learning_rates to see which way to extend"
+        )
+
+
 class RateProtocol(Protocol):
-    """What the rate protocol reads of a budget: the rates to sweep and the seeds (the first chooses)."""
+    """What the rate protocol reads of a budget: the rates to sweep, the seeds (the first chooses) and how
+    many rates it may add to bracket the best."""
 
     @property
     def learning_rates(self) -> tuple[float, ...]: ...
 
     @property
     def seeds(self) -> tuple[int, ...]: ...
+
+    @property
+    def bracket(self) -> int: ...
 
 
 class RunKey(Protocol):
@@ -114,9 +135,43 @@ class RunLog:
         return max(scored)[2]
 
 
-def rate_keys(arm: RunKey, budget: RateProtocol) -> list[RunKey]:
-    """The runs that choose the arm's rate: every rate at the first seed."""
-    return [replace(arm, lr=lr, seed=budget.seeds[0]) for lr in budget.learning_rates]  # type: ignore[type-var]
+def rate_keys(arm: RunKey, budget: RateProtocol, rates: Sequence[float] | None = None) -> list[RunKey]:
+    """The runs that choose the arm's rate: every rate (the budget's, or `rates`) at the first seed."""
+    chosen = budget.learning_rates if rates is None else rates
+    return [replace(arm, lr=lr, seed=budget.seeds[0]) for lr in chosen]  # type: ignore[type-var]
+
+
+def swept_rates(
+    arm: RunKey, budget: RateProtocol, log: RunLog, train: Callable[[RunKey], None] | None = None
+) -> list[float] | None:
+    """The rates the arm's sweep runs at the first seed, in increasing order: the budget's, then while the
+    best by validation is the smallest (largest) and `budget.bracket` allows, one more rate a factor of
+    BRACKET_FACTOR below (above) it. A missing run is trained with `train`; without one, None means the
+    sweep has not finished. The extensions are a function of validation accuracy only, so replaying the
+    log gives the same list."""
+    rates = sorted(budget.learning_rates)
+    for extension in range(budget.bracket + 1):
+        keys = rate_keys(arm, budget, rates)
+        for key in keys:
+            if log.get(key) is None:
+                if train is None:
+                    return None
+                train(key)
+        if extension == budget.bracket:
+            break
+        best = log.best_rate(keys)
+        if best == rates[0]:
+            rates.insert(0, rates[0] / BRACKET_FACTOR)
+        elif best == rates[-1]:
+            rates.append(rates[-1] * BRACKET_FACTOR)
+        else:
+            break
+    return rates
+
+
+def is_bracketed(rates: Sequence[float], best: float) -> bool:
+    """Whether the chosen rate has a swept rate on each side (so the sweep's optimum is inside it)."""
+    return min(rates) < best < max(rates)
 
 
 def run_arm(
@@ -137,34 +192,40 @@ def run_arm(
             if echo is not None:
                 echo(key, run)
 
-    for key in rate_keys(arm, budget):
-        run_if_missing(key)
-    best = log.best_rate(rate_keys(arm, budget))
+    rates = swept_rates(arm, budget, log, run_if_missing)
+    assert rates is not None  # every missing run was trained
+    best = log.best_rate(rate_keys(arm, budget, rates))
     for seed in budget.seeds[1:]:
         run_if_missing(replace(arm, lr=best, seed=seed))  # type: ignore[type-var]
 
 
 @dataclass(frozen=True, kw_only=True)
 class ArmResult:
-    """One arm at its chosen rate: the rate, its runs over the seeds that finished, and test accuracy."""
+    """One arm at its chosen rate: the rate, its runs over the seeds that finished, and test accuracy;
+    `rates` are every rate its sweep ran."""
 
     lr: float
     runs: tuple[dict[str, Any], ...]
     test_mean: float
     test_std: float
+    rates: tuple[float, ...] = ()
+
+    @property
+    def bracketed(self) -> bool:
+        return is_bracketed(self.rates, self.lr)
 
 
 def arm_result(arm: RunKey, budget: RateProtocol, log: RunLog) -> ArmResult | None:
     """The arm's chosen rate and its finished runs at that rate; None while its rate sweep is unfinished."""
-    try:
-        lr = log.best_rate(rate_keys(arm, budget))
-    except LookupError:
+    rates = swept_rates(arm, budget, log)
+    if rates is None:
         return None
+    lr = log.best_rate(rate_keys(arm, budget, rates))
     found = (log.get(replace(arm, lr=lr, seed=s)) for s in budget.seeds)  # type: ignore[type-var]
     runs = tuple(r for r in found if r is not None)
     accs = [float(r["test_acc"]) for r in runs]
     std = statistics.stdev(accs) if len(accs) > 1 else 0.0
-    return ArmResult(lr=lr, runs=runs, test_mean=statistics.mean(accs), test_std=std)
+    return ArmResult(lr=lr, runs=runs, test_mean=statistics.mean(accs), test_std=std, rates=tuple(rates))
 
 
 def print_run(key: RunKey, run: dict[str, Any]) -> None:

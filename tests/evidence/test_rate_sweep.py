@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,39 @@ def test_run_arm_sweeps_at_the_first_seed_then_repeats_the_chosen_rate_and_resum
     assert arm_result(Key(arm="b", lr=0.0, seed=0), BUDGET, resumed) is None, (
         "an arm not run yet has no result"
     )
+
+
+def test_bracketing_extends_past_an_edge_best_until_a_worse_rate_lies_beyond_it(tmp_path: Path) -> None:
+    # Validation peaks at 1e-2 / 3 ** 2 above the budget's rates; test would pick the far end (0.99).
+    peak = 1e-2 * 9
+    budget = replace(BUDGET, learning_rates=(1e-3, 1e-2), seeds=(0, 1), bracket=3)
+
+    def val(lr: float) -> float:
+        return 1.0 - abs(math.log10(lr / peak))
+
+    trained: list[float] = []
+
+    def train(key: Any) -> dict[str, Any]:
+        trained.append(key.lr)
+        return {"val_acc": val(key.lr), "test_acc": 0.99 if key.lr > peak else 0.5, "train_seconds": 0.0}
+
+    log = RunLog(tmp_path / "runs.jsonl", FIELDS)
+    run_arm(Key(arm="a", lr=0.0, seed=0), budget, log, train)
+    # 1e-3, 1e-2 (edge) → 3e-2 (edge) → 9e-2 (edge) → 2.7e-1 (worse): the best, 9e-2, is bracketed.
+    assert trained == pytest.approx([1e-3, 1e-2, 3e-2, 9e-2, 2.7e-1, 9e-2])
+    result = arm_result(Key(arm="a", lr=0.0, seed=0), budget, RunLog(tmp_path / "runs.jsonl", FIELDS))
+    assert result is not None and result.lr == pytest.approx(9e-2) and result.bracketed
+    assert result.rates == pytest.approx((1e-3, 1e-2, 3e-2, 9e-2, 2.7e-1))
+
+
+def test_bracketing_stops_at_its_limit_and_says_the_rate_is_not_bracketed(tmp_path: Path) -> None:
+    budget = replace(BUDGET, learning_rates=(1e-3, 1e-2), seeds=(0,), bracket=1)
+    log = RunLog(tmp_path / "runs.jsonl", FIELDS)
+    run_arm(Key(arm="a", lr=0.0, seed=0), budget, log, lambda key: {"val_acc": key.lr, "test_acc": 0.0})
+    result = arm_result(Key(arm="a", lr=0.0, seed=0), budget, log)
+    assert result is not None and result.lr == pytest.approx(3e-2) and not result.bracketed
+    with pytest.raises(ValueError, match="bracket=1 needs at least two learning_rates"):
+        replace(BUDGET, learning_rates=(1e-3,), bracket=1)
 
 
 def test_budgets_are_keyword_only_and_name_the_bad_field() -> None:
