@@ -103,3 +103,24 @@ def test_standard_mode_runs_each_modality_at_its_plan_and_adds_the_self_pretrain
     task, budget = pretraining_of(protein, sweep)
     assert dict(task.data_overrides)["tokenizer.class_path"].endswith("EsmProteinTokenizer")
     assert budget.pretrain_steps == protein.standard.pretrain_steps  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_a_self_pretrained_arm_pretrains_once_per_fraction_then_fine_tunes_from_it(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    from tabrasa.evidence.learning_curves import run_sweep
+    from tabrasa.evidence.rate_sweep import RunLog
+
+    sweep = replace(SWEEPS["smoke"], self_pretrained=True, fractions=(1.0,), seeds=(0, 1))
+    log = RunLog(tmp_path / "runs.jsonl", ("modality", "arm", "fraction", "lr", "seed"))
+    run_sweep(ROOT, ["image"], sweep, log, echo=False)
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    mine = [r for r in runs if r["arm"] == SELF_PRETRAINED]
+    assert len(mine) == 2 and all(r["pretrain_seconds"] > 0 for r in mine)
+    pretrainings = (tmp_path / "pretrained" / "pretraining.jsonl").read_text().splitlines()
+    assert len(pretrainings) == 1, "both seeds fine-tune one pretraining run"
+    assert (tmp_path / "pretrained" / "image-self-1").is_dir()
+    assert all(0.0 <= r["test_majority"] <= 1.0 and r["classes"] == 10 for r in runs)
