@@ -1,0 +1,187 @@
+"""The cost of generality: each modality's shipped config trained as a user trains it (`tabrasa fit`:
+validation, the best checkpoint by val/acc, tested once), with the transformer and with each inductive-bias
+baseline behind the same tokenizer, data module, budget and test set.
+
+Runs are interleaved (seed outermost, then arms) so drifting machine load falls on every arm alike, and
+each run's card (wall time, load, versions, the tested checkpoint, test metrics) is logged whole. The
+learning rate of an arm is the one the standard learning-curve sweep chose for it on validation at full
+data when that log is given; otherwise the config's own rate, and the table says which.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tabrasa.evidence.arms import MODALITIES, TRANSFORMER, Sweep
+from tabrasa.evidence.intervals import mean_interval
+from tabrasa.evidence.learning_curves import RunKey
+from tabrasa.evidence.rate_sweep import RunLog, arm_result
+
+SEEDS = (0, 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneralityKey:
+    modality: str
+    arm: str
+    seed: int
+
+
+KEY_FIELDS = tuple(GeneralityKey.__dataclass_fields__)
+
+
+def arms(modality: str) -> tuple[str, ...]:
+    return (TRANSFORMER, *MODALITIES[modality].baselines)
+
+
+def chosen_rates(curves: RunLog | None, sweep: Sweep, modality: str) -> dict[str, float]:
+    """Each arm's rate chosen on validation at the largest fraction of the curves' log (missing arms are
+    left out: they run at the config's rate)."""
+    if curves is None:
+        return {}
+    found = {}
+    for arm in arms(modality):
+        key = RunKey(modality=modality, arm=arm, fraction=max(sweep.fractions), lr=0.0, seed=0)
+        result = arm_result(key, sweep, curves)
+        if result is not None:
+            found[arm] = result.lr
+    return found
+
+
+def command(root: Path, key: GeneralityKey, lr: float | None, save_dir: Path) -> list[str]:
+    """`tabrasa fit` of the modality's config with this arm's backbone, seed and (if chosen) rate."""
+    modality = MODALITIES[key.modality]
+    args = [
+        "fit", "--config", modality.config,
+        "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{key.arm}.yaml"),
+        "--seed_everything", str(key.seed),
+        "--trainer.enable_progress_bar", "false",
+        "--trainer.logger.init_args.save_dir", str(save_dir),
+    ]  # fmt: skip
+    if lr is not None:
+        args += ["--model.init_args.optimizer.lr", str(lr)]
+    return args
+
+
+def run_one(root: Path, key: GeneralityKey, lr: float | None, extra: list[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tabrasa-generality-") as scratch:
+        args = [*command(root, key, lr, Path(scratch)), *extra]
+        done = subprocess.run([sys.executable, "-m", "tabrasa.cli", *args], cwd=root)
+        if done.returncode != 0:
+            raise RuntimeError(f"tabrasa {' '.join(args)} failed with status {done.returncode}")
+        cards = sorted(Path(scratch).rglob("run_card.json"), key=lambda p: p.stat().st_mtime)
+        if not cards:
+            raise RuntimeError(f"tabrasa {' '.join(args)} wrote no run card")
+        card = json.loads(cards[-1].read_text())
+    return {
+        **asdict(key),
+        "lr": lr,
+        "lr_source": "standard curves (val, full data)" if lr is not None else "config",
+        "test_acc": float(card["test"]["test/acc"]),
+        "test_f1": float(card["test"]["test/f1"]),
+        "val_acc": float(card["selected_on"]["value"]),
+        "fit_seconds": float(card["fit_seconds"]),
+        "global_step": int(card["global_step"]),
+        "card": card,
+    }
+
+
+def run_generality(
+    root: Path,
+    names: list[str],
+    log: RunLog,
+    curves: RunLog | None,
+    sweep: Sweep,
+    seeds: tuple[int, ...] = SEEDS,
+    extra: list[str] | None = None,
+) -> None:
+    for name in names:
+        rates = chosen_rates(curves, sweep, name)
+        for seed in seeds:
+            for arm in arms(name):
+                key = GeneralityKey(modality=name, arm=arm, seed=seed)
+                if log.get(key) is None:  # type: ignore[arg-type]
+                    run = run_one(root, key, rates.get(arm), list(extra or []))
+                    log.add(run)
+                    print(
+                        f"{name}/{arm}/{seed}: test {run['test_acc']:.4f} in {run['fit_seconds']} s",
+                        flush=True,
+                    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneralityRow:
+    modality: str
+    arm: str
+    seeds: int
+    test_mean: float
+    test_low: float
+    test_high: float
+    val_mean: float
+    seconds_mean: float
+    steps: int
+    lr: str
+
+
+def summarise_generality(
+    log: RunLog, names: list[str], seeds: tuple[int, ...] = SEEDS
+) -> list[GeneralityRow]:
+    rows = []
+    for name in names:
+        for arm in arms(name):
+            runs = [log.get(GeneralityKey(modality=name, arm=arm, seed=s)) for s in seeds]  # type: ignore[arg-type]
+            done = [r for r in runs if r is not None]
+            if not done:
+                continue
+            test = mean_interval([float(r["test_acc"]) for r in done])
+            rate = done[0]["lr"]
+            rows.append(
+                GeneralityRow(
+                    modality=name,
+                    arm=arm,
+                    seeds=len(done),
+                    test_mean=test.mean,
+                    test_low=test.low,
+                    test_high=test.high,
+                    val_mean=sum(float(r["val_acc"]) for r in done) / len(done),
+                    seconds_mean=round(sum(float(r["fit_seconds"]) for r in done) / len(done), 1),
+                    steps=int(done[0]["global_step"]),
+                    lr=f"{rate:g} ({done[0]['lr_source']})" if rate is not None else "config's",
+                )
+            )
+    return rows
+
+
+def generality_table(rows: list[GeneralityRow]) -> str:
+    lines = [
+        "| modality | config | arm | test acc, mean [95%] | seeds | fit s (mean) | steps | lr |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        accuracy = f"{r.test_mean:.3f}" + (f" [{r.test_low:.3f}, {r.test_high:.3f}]" if r.seeds > 1 else "")
+        lines.append(
+            f"| {r.modality} | `{MODALITIES[r.modality].config}` | {r.arm} | {accuracy} | {r.seeds} | "
+            f"{r.seconds_mean:,.0f} | {r.steps:,} | {r.lr} |"
+        )
+    lines += [
+        "",
+        "| modality | best baseline (by val) | transformer − it, pts | transformer's time ÷ its time |",
+        "|---|---|---|---|",
+    ]
+    for name in dict.fromkeys(r.modality for r in rows):
+        mine = {r.arm: r for r in rows if r.modality == name}
+        rivals = [r for r in mine.values() if r.arm != TRANSFORMER]
+        if TRANSFORMER not in mine or not rivals:
+            continue
+        best, ours = max(rivals, key=lambda r: r.val_mean), mine[TRANSFORMER]
+        lines.append(
+            f"| {name} | {best.arm} | {100 * (ours.test_mean - best.test_mean):+.1f} | "
+            f"{ours.seconds_mean / best.seconds_mean:.2f}× |"
+        )
+    return "\n".join(lines) + "\n"

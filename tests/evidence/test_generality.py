@@ -1,0 +1,110 @@
+"""The cost-of-generality benchmark: each arm's command, its rate from the curves (by validation), the
+interleaved order, the table from hand-written runs, and one real run end to end."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tabrasa.evidence import generality
+from tabrasa.evidence.arms import SWEEPS
+from tabrasa.evidence.generality import (
+    KEY_FIELDS,
+    GeneralityKey,
+    chosen_rates,
+    command,
+    generality_table,
+    run_generality,
+    summarise_generality,
+)
+from tabrasa.evidence.learning_curves import KEY_FIELDS as CURVE_FIELDS
+from tabrasa.evidence.rate_sweep import RunLog
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "bench_generality", ROOT / "scripts" / "bench_generality.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_command_swaps_only_backbone_seed_and_rate() -> None:
+    args = command(ROOT, GeneralityKey(modality="image", arm="grid_cnn", seed=1), 3e-3, Path("/tmp/x"))
+    pairs = dict(zip(args[1::2], args[2::2], strict=True))
+    assert args[0] == "fit" and pairs["--config"] == "configs/image/fashion_mnist.yaml"
+    assert pairs["--model.init_args.backbone"].endswith("configs/backbone/grid_cnn.yaml")
+    assert pairs["--seed_everything"] == "1" and pairs["--model.init_args.optimizer.lr"] == "0.003"
+    assert "--model.init_args.optimizer.lr" not in command(ROOT, GeneralityKey(modality="image", arm="small",
+                                                           seed=0), None, Path("/tmp/x"))  # fmt: skip
+
+
+def test_rates_come_from_the_curves_validation_at_full_data(tmp_path: Path) -> None:
+    sweep = SWEEPS["standard"]
+    curves = RunLog(tmp_path / "runs.jsonl", CURVE_FIELDS)
+    for lr, val, test in ((1e-3, 0.9, 0.1), (3e-3, 0.8, 0.99), (1e-2, 0.7, 0.99)):  # test disagrees
+        curves.add({"modality": "image", "arm": "grid_cnn", "fraction": 1.0, "lr": lr, "seed": 0,
+                    "val_acc": val, "test_acc": test})  # fmt: skip
+    # 1e-3 is the list's lower edge: the bracketing rate below it ran worse.
+    curves.add({"modality": "image", "arm": "grid_cnn", "fraction": 1.0, "lr": 1e-3 / 3, "seed": 0,
+                "val_acc": 0.5, "test_acc": 0.99})  # fmt: skip
+    assert chosen_rates(curves, sweep, "image") == {"grid_cnn": 1e-3}, "small has not run: config's rate"
+
+
+def fake_run(key: GeneralityKey, acc: float, seconds: float) -> dict[str, Any]:
+    return {**key.__dict__, "lr": None, "lr_source": "config", "test_acc": acc, "test_f1": acc,
+            "val_acc": acc, "fit_seconds": seconds, "global_step": 100}  # fmt: skip
+
+
+def test_runs_interleave_arms_within_a_seed_and_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[tuple[str, int]] = []
+
+    def run_one(root: Path, key: GeneralityKey, lr: float | None, extra: list[str]) -> dict[str, Any]:
+        order.append((key.arm, key.seed))
+        return fake_run(key, 0.5, 1.0)
+
+    monkeypatch.setattr(generality, "run_one", run_one)
+    log = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS)
+    run_generality(ROOT, ["text"], log, None, SWEEPS["standard"])
+    assert order == [("small", 0), ("sequence_cnn", 0), ("sequence_lstm", 0),
+                     ("small", 1), ("sequence_cnn", 1), ("sequence_lstm", 1)]  # fmt: skip
+    run_generality(ROOT, ["text"], RunLog(tmp_path / "runs.jsonl", KEY_FIELDS), None, SWEEPS["standard"])
+    assert len(order) == 6, "a finished benchmark reruns nothing"
+
+
+def test_the_table_compares_the_transformer_with_the_baseline_validation_prefers(tmp_path: Path) -> None:
+    log = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS)
+    for seed, (ours, cnn, lstm) in enumerate(((0.80, 0.86, 0.84), (0.82, 0.88, 0.84))):
+        log.add(fake_run(GeneralityKey(modality="protein", arm="small", seed=seed), ours, 600.0))
+        log.add(fake_run(GeneralityKey(modality="protein", arm="sequence_cnn", seed=seed), cnn, 200.0))
+        log.add(fake_run(GeneralityKey(modality="protein", arm="sequence_lstm", seed=seed), lstm, 300.0))
+    table = generality_table(summarise_generality(log, ["protein"]))
+    assert (
+        "| protein | `configs/protein/psortb.yaml` | small | 0.810 [0.683, 0.937] | 2 | 600 | 100 |" in table
+    )
+    assert table.endswith("| protein | sequence_cnn | -6.0 | 3.00× |\n")
+
+
+@pytest.mark.slow
+def test_one_real_pair_of_runs_writes_the_table(tmp_path: Path) -> None:
+    script = load_script()
+    extra = ["--trainer.max_steps", "2", "--data.init_args.limit", "64", "--trainer.max_epochs", "1"]
+    assert (
+        script.main(["--modalities", "image", "--seeds", "0", "--out", str(tmp_path), "--extra", *extra]) == 0
+    )
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert [r["arm"] for r in runs] == ["small", "grid_cnn"]
+    assert all(1 <= r["global_step"] <= 2 and 0.0 <= r["test_acc"] <= 1.0 for r in runs)
+    assert runs[1]["card"]["git"]["commit"], "the whole run card is kept"
+    assert "| image | grid_cnn |" in (tmp_path / "generality.md").read_text()
