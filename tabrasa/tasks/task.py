@@ -21,6 +21,7 @@ from tabrasa.tasks.objectives import Objective
 from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tokenizers.base import Batch, Tokenizer
+from tabrasa.tokenizers.token_permutation import TokenPermutation
 
 STAGES = ("train", "val", "test")
 
@@ -50,7 +51,9 @@ class TokenTask(pl.LightningModule):
     freeze_backbone: True trains only the embedder and head (linear probing); "attention_and_mlp" freezes
         only the attention and MLP weights, so LayerNorms and positions train with the embedder and head:
         the Frozen Pretrained Transformer of Lu et al. 2021 ("Pretrained Transformers as Universal
-        Computation Engines")."""
+        Computation Engines").
+    permute_tokens: show the backbone its tokens in one fixed, seeded order (the permutation test,
+        tabrasa/tokenizers/token_permutation.py), e.g. `--model.init_args.permute_tokens.seed 0`."""
 
     def __init__(
         self,
@@ -62,6 +65,7 @@ class TokenTask(pl.LightningModule):
         optimizer: OptimConfig | None = None,
         pretrained: PretrainedSource | None = None,
         freeze_backbone: bool | Literal["attention_and_mlp"] = False,
+        permute_tokens: TokenPermutation | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer", "backbone"])
@@ -76,6 +80,7 @@ class TokenTask(pl.LightningModule):
         self.pooling = pooling
         self.optim = optimizer or OptimConfig()
         self.pretrained = pretrained
+        self.permute_tokens = permute_tokens
         self._pretrained_loaded = False
         if freeze_backbone:
             freeze(self.backbone, keep_norms_and_positions=freeze_backbone == "attention_and_mlp")
@@ -131,6 +136,8 @@ class TokenTask(pl.LightningModule):
     def features(self, batch: Batch) -> torch.Tensor:
         """The pooled (B, D) representation, before the head."""
         tokens = self.embedder(batch)
+        if self.permute_tokens is not None:
+            tokens = self.permute_tokens(tokens)
         hidden = self.backbone(tokens.x, tokens.mask, grid=tokens.grid)
         return pool(hidden, tokens.mask, self.pooling)
 

@@ -32,6 +32,7 @@ from tabrasa.tokenizers.base import (
     with_label,
 )
 from tabrasa.tokenizers.image import as_pair
+from tabrasa.tokenizers.permutation import check_seed, permute_cells
 from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
@@ -53,6 +54,13 @@ class AudioTokenizer(Tokenizer):
     ("tail") or middle ("head_tail"); the number removed is returned as `truncated`, counted like text.
     patch_size: None for frame tokens, or (p_t, p_f) for patch tokens (p_f must divide n_mels).
     freq_mask / time_mask: SpecAugment's largest masked band in mel bins / span in frames, train mode only.
+    permute_elements_seed: the permutation test of Perceiver (Jaegle et al. 2021): after normalisation and
+    SpecAugment, every clip is padded to max_frames frames (with 0, the normalised mean) and its
+    max_frames × n_mels cells move by one fixed permutation drawn from this seed, the same for every clip
+    in training and evaluation, before frames or patches are cut. Padding cannot stay at the end then, so
+    the mask is honest about what it can say: a frame is real if any of its cells came from a real frame,
+    and the padding cells it holds are seen as values. Clips of one length that max_frames matches (the
+    1-second keyword clips) have no padding at all.
     """
 
     def __init__(
@@ -71,6 +79,7 @@ class AudioTokenizer(Tokenizer):
         freq_mask: int = 8,
         time_mask: int = 20,
         cls_token: bool = True,
+        permute_elements_seed: int | None = None,
     ) -> None:
         self.log_mel = LogMel(sample_rate, n_mels, win_ms, hop_ms)
         self.win_ms, self.hop_ms = float(win_ms), float(hop_ms)
@@ -104,6 +113,11 @@ class AudioTokenizer(Tokenizer):
         self.batch_freq_masking = torchaudio.transforms.FrequencyMasking(freq_mask, iid_masks=True)
         self.batch_time_masking = torchaudio.transforms.TimeMasking(time_mask, iid_masks=True)
         self.cls_token = cls_token
+        self.permute_elements_seed = (
+            None
+            if permute_elements_seed is None
+            else check_seed(permute_elements_seed, "AudioTokenizer permute_elements_seed")
+        )
 
     @property
     def n_mels(self) -> int:
@@ -155,6 +169,9 @@ class AudioTokenizer(Tokenizer):
             features = features[kept]
         if self.training:
             features = self.spec_augment(features)
+        if self.permute_elements_seed is not None:
+            features, frame_mask = self.permute_elements(features)
+            return {"features": features, "frame_mask": frame_mask, "truncated": torch.tensor(removed)}
         return {"features": features, "truncated": torch.tensor(removed)}
 
     def encode_batch(self, raws: Sequence[WaveformInput | Mapping[str, Any]]) -> Batch:
@@ -178,7 +195,19 @@ class AudioTokenizer(Tokenizer):
             features = self.batch_time_masking(self.batch_freq_masking(features[:, None]))[:, 0]
         features = features.transpose(1, 2).contiguous()  # (B, frames, n_mels)
         mask = torch.ones(features.shape[:2], dtype=torch.bool)
+        if self.permute_elements_seed is not None:
+            features, mask = self.permute_elements(features)
         return self._pad_to_patches(features, mask, torch.zeros(len(waves), dtype=torch.long))
+
+    def permute_elements(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Normalised features (..., T, n_mels) → padded to max_frames with 0 and their cells moved by the
+        fixed permutation, and the frame mask (..., max_frames): True where a frame holds a real cell."""
+        assert self.permute_elements_seed is not None
+        seed, extra = self.permute_elements_seed, self.max_frames - features.shape[-2]
+        real = torch.ones(features.shape, dtype=torch.bool, device=features.device)  # (..., T, F)
+        features = nn.functional.pad(features, (0, 0, 0, extra))  # (..., max_frames, F)
+        real = nn.functional.pad(real, (0, 0, 0, extra), value=False)
+        return permute_cells(features, seed), permute_cells(real, seed).any(dim=-1)
 
     def spec_augment(self, features: torch.Tensor) -> torch.Tensor:
         """Mask one band of mel bins and one span of frames with 0, the normalised mean (Park et al. 2019)."""
@@ -188,6 +217,8 @@ class AudioTokenizer(Tokenizer):
     def collate(self, examples: Sequence[Batch]) -> Batch:
         """Pad frames to the longest (for patches: to a multiple of p_t); `frame_mask` marks real frames."""
         features, mask = pad_sequences([e["features"] for e in examples], 0.0)  # (B, T, F), (B, T)
+        if "frame_mask" in examples[0]:  # permuted cells: each clip says which of its frames hold real ones
+            mask = torch.stack([e["frame_mask"] for e in examples])
         truncated = torch.stack([torch.as_tensor(e.get("truncated", 0)) for e in examples])
         return collate_labels(examples, self._pad_to_patches(features, mask, truncated))
 
@@ -206,6 +237,7 @@ class AudioTokenizer(Tokenizer):
         return AudioTokenizerSpec(
             self.sample_rate, self.n_mels, self.win_ms, self.hop_ms, *self.stats, self.patch_size,
             self.max_frames, self.truncation, self.cls_token, self.input_sample_rate,
+            self.permute_elements_seed,
         )  # fmt: skip
 
     @classmethod
@@ -213,6 +245,7 @@ class AudioTokenizer(Tokenizer):
         return cls(
             spec.sample_rate, spec.input_sample_rate, spec.n_mels, spec.win_ms, spec.hop_ms, spec.mean,
             spec.std, spec.patch_size, spec.max_frames, spec.truncation, cls_token=spec.cls_token,
+            permute_elements_seed=spec.permute_elements_seed,
         )  # fmt: skip
 
 
@@ -223,7 +256,8 @@ def _plain(value: float | Sequence[float]) -> float | tuple[float, ...]:
 @dataclass(frozen=True)
 class AudioTokenizerSpec(Spec):
     """mean, std: one value for every mel bin or one per bin. patch_size: None for frame tokens.
-    input_sample_rate: the rate assumed for a waveform that carries none (None: each must carry one)."""
+    input_sample_rate: the rate assumed for a waveform that carries none (None: each must carry one).
+    permute_elements_seed: the fixed cell permutation the model was trained with (None: none)."""
 
     kind = "audio"
     sample_rate: int
@@ -237,6 +271,7 @@ class AudioTokenizerSpec(Spec):
     truncation: TruncationPolicy = "head"
     cls_token: bool = True
     input_sample_rate: int | None = None
+    permute_elements_seed: int | None = None
 
     def fitted(self, max_len: int, grid: Grid | None) -> AudioTokenizerSpec:
         """max_frames from the positions: every row after the class token is a frame, or for patches

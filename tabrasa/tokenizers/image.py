@@ -20,6 +20,7 @@ from torchvision.transforms import v2
 
 from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, with_label
+from tabrasa.tokenizers.permutation import check_seed, permute_cells
 from tabrasa.tokenizers.specs import Grid, Spec, grid_size, register_embedder, register_tokenizer
 
 ImageInput = torch.Tensor | np.ndarray | PIL.Image.Image
@@ -56,6 +57,12 @@ class ImageTokenizer(Tokenizer):
     RandomResizedCrop to `image_size` with `resized_crop_scale` (ImageNet style; replaces the resize),
     RandomCrop with `crop_padding` pixels of zero padding (CIFAR style), RandomHorizontalFlip if `hflip`.
     `augment` replaces all three with any transform of a float (C, H, W) tensor.
+
+    permute_elements_seed: the permutation test of Perceiver (Jaegle et al. 2021): after augmentation and
+    normalisation, the H·W pixel positions move by one fixed permutation drawn from this seed, the same
+    for every channel and every image, in training and evaluation alike, before the patches are cut
+    (`tabrasa.tokenizers.permutation`). A patch then holds scattered pixels, so no backbone keeps its
+    locality. One permutation per image size: set image_size when a dataset's images differ in size.
     """
 
     def __init__(
@@ -71,6 +78,7 @@ class ImageTokenizer(Tokenizer):
         hflip: bool = False,
         augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
         cls_token: bool = True,
+        permute_elements_seed: int | None = None,
     ) -> None:
         if channels < 1:
             raise ValueError(f"channels={channels} must be >= 1")
@@ -92,6 +100,11 @@ class ImageTokenizer(Tokenizer):
         self.hflip = hflip
         self.augment = augment
         self.cls_token = cls_token
+        self.permute_elements_seed = (
+            None
+            if permute_elements_seed is None
+            else check_seed(permute_elements_seed, "ImageTokenizer permute_elements_seed")
+        )
 
     def encode(self, raw: ImageInput | Mapping[str, Any]) -> Batch:
         """An image, or a mapping with `image` and an optional `label` → `pixels`; augmented in train mode."""
@@ -113,7 +126,7 @@ class ImageTokenizer(Tokenizer):
         if train:
             img = self._augment(img)
         self._check_divisible(tuple(img.shape[-2:]), source)
-        return self.normalize(img).as_subclass(torch.Tensor)
+        return self._permuted(self.normalize(img).as_subclass(torch.Tensor))
 
     def preprocess_batch(self, images: torch.Tensor, train: bool = False) -> torch.Tensor:
         """uint8 images (B, C, H, W) of one size → normalised float (B, C, H, W), as `preprocess` does each
@@ -140,7 +153,12 @@ class ImageTokenizer(Tokenizer):
             flip = torch.rand(len(img)) < 0.5
             img = torch.where(flip[:, None, None, None], img.flip(-1), img)
         self._check_divisible(tuple(img.shape[-2:]), "images")
-        return self.normalize(img).as_subclass(torch.Tensor)
+        return self._permuted(self.normalize(img).as_subclass(torch.Tensor))
+
+    def _permuted(self, pixels: torch.Tensor) -> torch.Tensor:
+        """Normalised pixels (..., H, W), moved by the fixed permutation when permute_elements_seed is set."""
+        seed = self.permute_elements_seed
+        return pixels if seed is None else permute_cells(pixels, seed)
 
     def _to_float_image(self, image: ImageInput, source: str) -> torch.Tensor:
         if isinstance(image, torch.Tensor) and image.ndim == 2:
@@ -218,12 +236,18 @@ class ImageTokenizer(Tokenizer):
         if self.image_size is None:
             raise ValueError("an ImageTokenizer without image_size has no fixed grid to store; set it")
         mean, std = tuple(self.normalize.mean), tuple(self.normalize.std)
-        return ImageTokenizerSpec(self.patch_size, self.channels, self.image_size, mean, std, self.cls_token)
+        return ImageTokenizerSpec(
+            self.patch_size, self.channels, self.image_size, mean, std, self.cls_token,
+            self.permute_elements_seed,
+        )  # fmt: skip
 
     @classmethod
     def from_spec(cls, spec: ImageTokenizerSpec, folder: Path | None = None) -> ImageTokenizer:
         size = spec.image_size
-        return cls(spec.patch_size, spec.channels, size, spec.mean, spec.std, cls_token=spec.cls_token)
+        return cls(
+            spec.patch_size, spec.channels, size, spec.mean, spec.std, cls_token=spec.cls_token,
+            permute_elements_seed=spec.permute_elements_seed,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -235,6 +259,7 @@ class ImageTokenizerSpec(Spec):
     mean: float | tuple[float, ...]
     std: float | tuple[float, ...]
     cls_token: bool = True
+    permute_elements_seed: int | None = None  # the fixed pixel permutation the model was trained with
 
     def fitted(self, max_len: int, grid: Grid | None) -> ImageTokenizerSpec:
         return self if grid is None else replace(self, image_size=grid_size(grid, self.patch_size))

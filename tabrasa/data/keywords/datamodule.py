@@ -40,7 +40,8 @@ class KeywordsDataModule(TabrasaDataModule):
     snr_db / gain_db: noise level over the word and overall gain, uniform ranges in dB. noise_kinds: any of
     white, pink, brown, babble. processes: speech-engine processes while generating.
     n_mels / patch_size / freq_mask / time_mask: the AudioTokenizer's log-mel bins, frame (None) or
-    (time, mel) patch tokens, and SpecAugment's largest masks (training only).
+    (time, mel) patch tokens, and SpecAugment's largest masks (training only). permute_elements_seed: the
+    tokenizer's fixed permutation of spectrogram cells (the permutation test; None: none).
     limit: only the first `limit` clips of each split are generated."""
 
     def __init__(
@@ -58,6 +59,7 @@ class KeywordsDataModule(TabrasaDataModule):
         freq_mask: int = 8,
         time_mask: int = 20,
         processes: int = 2,
+        permute_elements_seed: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -78,6 +80,7 @@ class KeywordsDataModule(TabrasaDataModule):
         self.freq_mask = freq_mask
         self.time_mask = time_mask
         self.processes = processes
+        self.permute_elements_seed = permute_elements_seed
         self._clips: datasets.DatasetDict | None = None
         self._train_noise: np.ndarray | None = None
 
@@ -138,9 +141,11 @@ class KeywordsDataModule(TabrasaDataModule):
 
     def default_tokenizer(self) -> AudioTokenizer:
         mean, std = self.mel_statistics()
-        return self._make_tokenizer(mean, std)
+        return self._make_tokenizer(mean, std, self.permute_elements_seed)
 
-    def _make_tokenizer(self, mean: float | list[float], std: float | list[float]) -> AudioTokenizer:
+    def _make_tokenizer(
+        self, mean: float | list[float], std: float | list[float], permute_elements_seed: int | None = None
+    ) -> AudioTokenizer:
         rate = self.settings.sample_rate
         frames = 1 + self.settings.samples // round(rate * 0.010)  # centred 10 ms hops: 101 for 1 s
         return AudioTokenizer(
@@ -154,6 +159,7 @@ class KeywordsDataModule(TabrasaDataModule):
             truncation="error",
             freq_mask=self.freq_mask,
             time_mask=self.time_mask,
+            permute_elements_seed=permute_elements_seed,  # never for the statistics: they are per mel bin
         )
 
     def mel_statistics(self) -> tuple[list[float], list[float]]:
