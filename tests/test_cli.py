@@ -140,6 +140,9 @@ def test_fit_test_predict_end_to_end(cache_dir: Path, tmp_path: Path) -> None:
     assert card["tested_checkpoint"] and Path(card["tested_checkpoint"]).name.startswith("best-")
     assert card["selected_on"]["metric"] == "val/acc" and 0.0 <= card["test"]["test/acc"] <= 1.0
     assert card["data"]["split_sizes"] == {"train": 48, "validation": 48, "test": 48}
+    fingerprints = card["data"]["fingerprints"]  # the datasets hash of each split's table
+    assert set(fingerprints) == {"train", "validation", "test"} and len(set(fingerprints.values())) == 3
+    assert all(isinstance(f, str) and len(f) >= 16 for f in fingerprints.values())
     assert card["git"]["commit"] is None or len(card["git"]["commit"]) == 40
     # The run's CPU time (this process and its finished children) fits in cores × wall, plus slack.
     assert 0 < card["fit_cpu_seconds"] <= card["hardware"]["cpus"] * card["fit_seconds"] + 30

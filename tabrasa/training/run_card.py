@@ -91,6 +91,22 @@ def split_sizes(datamodule: Any) -> dict[str, Any]:
     return {split: len(rows) for split, rows in splits.items()} if splits is not None else {}
 
 
+def split_fingerprints(datamodule: Any) -> dict[str, Any]:
+    """Per split, the Hugging Face `datasets` fingerprint of its table: a hash of the cached source and
+    of every transform applied to it, so two cards with equal fingerprints trained and tested on the same
+    examples (per task for a joint run; None for a split held in another form)."""
+    tasks = getattr(datamodule, "tasks", None)
+    if isinstance(tasks, Mapping):
+        return {name: split_fingerprints(module) for name, module in tasks.items()}
+    source = getattr(datamodule, "source", None)
+    if source is not None:
+        return {split: f for split, f in split_fingerprints(source).items() if split != "test"}
+    splits = getattr(datamodule, "splits", None)
+    if not isinstance(splits, Mapping):
+        return {}
+    return {split: getattr(rows, "_fingerprint", None) for split, rows in splits.items()}
+
+
 def write_run_card(
     folder: Path,
     trainer: pl.Trainer,
@@ -110,7 +126,11 @@ def write_run_card(
         "git": git,  # read when fit started: the code that trained, not the tree at the end
         "versions": versions(),
         "hardware": {**hardware(), "load_average_1min_at_start": load_at_start},
-        "data": {"class": type(datamodule).__name__, "split_sizes": split_sizes(datamodule)},
+        "data": {
+            "class": type(datamodule).__name__,
+            "split_sizes": split_sizes(datamodule),
+            "fingerprints": split_fingerprints(datamodule),
+        },
         "fit_seconds": round(fit_seconds, 1),
         "fit_cpu_seconds": None if fit_cpu_seconds is None else round(fit_cpu_seconds, 1),
         "global_step": trainer.global_step,
