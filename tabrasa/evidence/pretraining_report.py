@@ -9,17 +9,24 @@ from tabrasa.evidence.plotting import log_x_axes, pyplot, save
 from tabrasa.evidence.pretraining_bench import ARMS, PretrainingCell
 
 
-def gap_closed(scratch: float, pretrained: float, baseline: float) -> float | None:
+def gap_closed(scratch: float, pretrained: float, baseline: float, noise: float = 0.0) -> float | None:
     """Share of the baseline's lead over scratch that pretraining recovers: 0 none, 1 all of it, above 1
-    past the baseline, negative worse than scratch. None when the baseline does not lead (no gap)."""
+    past the baseline, negative worse than scratch. None when the baseline does not lead by more than
+    `noise` (no gap: a share of a lead inside the seeds' spread would be a ratio of noise)."""
     gap = baseline - scratch
-    return None if gap <= 0 else (pretrained - scratch) / gap
+    return None if gap <= max(noise, 0.0) else (pretrained - scratch) / gap
+
+
+def seed_noise(*cells: PretrainingCell) -> float:
+    """The spread below which a difference is not called one: the largest standard deviation over the
+    seeds, at least one point."""
+    return max(*(c.test_std for c in cells), 0.01)
 
 
 def verdict(scratch: PretrainingCell, pretrained: PretrainingCell, baseline: PretrainingCell) -> str:
     """A difference smaller than the seeds' spread (the larger of the two standard deviations, at least
     one point) is not called a difference."""
-    noise = max(scratch.test_std, pretrained.test_std, baseline.test_std, 0.01)
+    noise = seed_noise(scratch, pretrained, baseline)
     gain = pretrained.test_mean - scratch.test_mean
     if baseline.test_mean - scratch.test_mean <= noise:
         return "no gap to close (the baseline does not lead scratch beyond noise)"
@@ -56,7 +63,8 @@ def pretraining_table(cells: list[PretrainingCell]) -> str:
         for name in ("self", "larger"):
             if name not in arms:
                 continue
-            closed = gap_closed(scratch.test_mean, arms[name].test_mean, cnn.test_mean)
+            noise = seed_noise(scratch, arms[name], cnn)
+            closed = gap_closed(scratch.test_mean, arms[name].test_mean, cnn.test_mean, noise)
             share = "—" if closed is None else f"{closed:.0%}"
             gain = 100 * (arms[name].test_mean - scratch.test_mean)
             lead = 100 * (cnn.test_mean - scratch.test_mean)

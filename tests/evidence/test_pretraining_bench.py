@@ -51,6 +51,9 @@ def test_gap_closed_is_the_share_of_the_baselines_lead() -> None:
     assert gap_closed(0.80, 0.95, 0.92) == pytest.approx(1.25)  # past the baseline
     assert gap_closed(0.80, 0.78, 0.92) == pytest.approx(-1 / 6)  # worse than scratch
     assert gap_closed(0.90, 0.95, 0.85) is None  # the baseline trails: no gap
+    # PSORTb at 100%: a "lead" of 0.0004 inside a 2.5-point seed spread is no gap, not a -18,800% share
+    assert gap_closed(0.7930, 0.709, 0.7934, noise=0.025) is None
+    assert gap_closed(0.7930, 0.709, 0.7934) == pytest.approx(-210, rel=0.01), "without noise: nonsense"
 
 
 @pytest.mark.parametrize(
