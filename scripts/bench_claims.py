@@ -1,11 +1,13 @@
 """Measure each numeric claim of the articles at small scale: claim | article's figure | measured | verdict.
 
-    python scripts/bench_claims.py              # quick: about 8 minutes on 2 CPU cores (the README's table)
+    python scripts/bench_claims.py              # quick, the README's table: 3 seeds, 4 rates per arm
     python scripts/bench_claims.py --smoke      # seconds: checks that every claim still runs
     python scripts/bench_claims.py --full --device cuda
     python scripts/bench_claims.py --only heads,layernorm
 
-Writes results/claims.json (every number and the settings behind it) and results/claims.md (the table).
+Writes results/claims.json (every number, each arm's learning-rate sweep, each claim's seconds and the
+settings behind them) and results/claims.md (the table). The verdict rule: tabrasa/evidence/report.py.
+Beside other jobs, run it with --threads 1: oversubscribed threads slow its tiny steps many times over.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from torch import nn
 
 from tabrasa.backbone import Encoder, EncoderConfig, SequenceLSTM
+from tabrasa.backbone.config import PositionKind
 
 
 def count_parameters(module: nn.Module) -> int:
@@ -15,11 +16,12 @@ def count_parameters(module: nn.Module) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class Shape:
-    """Width, depth and heads of the encoder a claim trains (pre-LN, learned positions, no dropout)."""
+    """Width, depth, heads and positions of the encoder a claim trains (pre-LN, no dropout)."""
 
     dim: int = 64
     depth: int = 2
     heads: int = 4
+    positions: PositionKind = "learned"
 
     def __post_init__(self) -> None:
         for name in ("dim", "depth", "heads"):
@@ -32,24 +34,21 @@ class Shape:
 
     def encoder(self, max_len: int, **overrides: object) -> Encoder:
         """`overrides` are the ablated EncoderConfig fields (heads, norm)."""
-        fields = {"dim": self.dim, "depth": self.depth, "heads": self.heads, "max_len": max_len} | overrides
-        return Encoder(EncoderConfig(**fields))
-
-
-def block_parameters(encoder: Encoder) -> int:
-    """Parameters that compute (blocks and norms), without the position table: a lookup like the token
-    embedding, and one whose size grows with max_len rather than with the model."""
-    positions = encoder.positions
-    return count_parameters(encoder) - (count_parameters(positions) if positions is not None else 0)
+        shape = {"dim": self.dim, "depth": self.depth, "heads": self.heads, "positions": self.positions}
+        return Encoder(EncoderConfig(**(shape | {"max_len": max_len} | overrides)))
 
 
 def matched_lstm(encoder: Encoder, max_layers: int = 16) -> SequenceLSTM:
     """The SequenceLSTM of the encoder's width whose depth brings its parameter count closest to the
-    encoder's block parameters (each LSTM layer adds 2 directions × 4 gates × (D/2)·(D + D/2 + 2))."""
+    encoder's whole count, position table included (each LSTM layer adds 2 directions × 4 gates ×
+    (D/2)·(D + D/2 + 2)). Wrapped in the same ProbeModel, both arms then have equal totals: the token table
+    and head are the same size in both. Claims that compare the two give the encoder parameter-free
+    sinusoidal positions (`Shape(positions="sinusoidal")`), so the match needs no LSTM layers
+    standing in for a lookup table."""
     dim = encoder.dim
     if dim % 2:
         raise ValueError(f"matched_lstm needs an even width (dim/2 units per direction), got dim={dim}")
-    target = block_parameters(encoder)
+    target = count_parameters(encoder)
     per_layer = 2 * 4 * (dim // 2) * (dim + dim // 2 + 2)
     norm = 2 * dim  # the LayerNorm after the residual
     layers = min(max(round((target - norm) / per_layer), 1), max_layers)

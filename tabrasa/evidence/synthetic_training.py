@@ -24,6 +24,10 @@ from tabrasa.tasks.schedule import OptimConfig, warmup_cosine
 from tabrasa.tasks.weight_decay import param_groups
 
 HELD_OUT_SEED = 1_000_003  # offsets evaluation streams far from the small training seeds
+# Fixed streams of their own, far from the training seeds and from each other: validation chooses a learning
+# rate, test is only reported. Fixed seeds, so every arm and seed of a task is scored on the same examples.
+VALIDATION_SEED = 2_000_003
+TEST_SEED = 3_000_017
 
 
 class Task(Protocol):
@@ -64,17 +68,41 @@ class TrainConfig:
 
 @dataclass
 class History:
-    """losses: training loss per step. evals: (step, held-out accuracy) pairs. diverged: a loss went NaN
-    or infinite and training stopped there. seconds: wall time of the training steps (not the evaluations)."""
+    """losses: training loss per step. evals: (step, held-out accuracy) pairs on the evaluation set (the
+    validation set, where there is a test set as well). tests: (step, test accuracy) at the same steps,
+    when a test set was given. diverged: a loss went NaN or infinite and training stopped there. seconds:
+    wall time of the training steps (not the evaluations)."""
 
     losses: list[float] = field(default_factory=list)
     evals: list[tuple[int, float]] = field(default_factory=list)
+    tests: list[tuple[int, float]] = field(default_factory=list)
     diverged: bool = False
     seconds: float = 0.0
 
     @property
     def final_accuracy(self) -> float:
         return self.evals[-1][1] if self.evals else float("nan")
+
+    @property
+    def final_test(self) -> float:
+        return self.tests[-1][1] if self.tests else float("nan")
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """validation: the examples that choose a learning rate; test: the examples that are reported."""
+
+    validation: list[Batch]
+    test: list[Batch]
+
+    @classmethod
+    def of(cls, task: Task, config: TrainConfig) -> HeldOut:
+        """`config.eval_batches` batches of each, from the fixed validation and test streams."""
+
+        def draw(seed: int) -> list[Batch]:
+            return list(itertools.islice(stream(task, config.batch, seed), config.eval_batches))
+
+        return cls(draw(VALIDATION_SEED), draw(TEST_SEED))
 
 
 @torch.no_grad()
@@ -99,9 +127,10 @@ def train_batches(
     config: TrainConfig,
     device: torch.device,
     eval_set: Sequence[Batch],
+    test_set: Sequence[Batch] | None = None,
 ) -> History:
-    """Take `config.steps` batches from `batches`, one optimiser step each; evaluate on `eval_set` every
-    `eval_every` steps and at the end."""
+    """Take `config.steps` batches from `batches`, one optimiser step each; evaluate on `eval_set` (and on
+    `test_set`, read only for reporting) every `eval_every` steps and at the end."""
     model.to(device).train()
     optimizer = torch.optim.AdamW(param_groups(model, config.weight_decay), lr=config.lr)
     scheduler = warmup_cosine(
@@ -125,10 +154,24 @@ def train_batches(
         history.losses.append(loss.item())
         history.seconds += time.perf_counter() - start
         if config.eval_every and step % config.eval_every == 0:
-            history.evals.append((step, accuracy(model, eval_set, device, config.precision)))
+            _evaluate(history, step, model, eval_set, test_set, device, config.precision)
     if not history.evals or history.evals[-1][0] != len(history.losses):
-        history.evals.append((len(history.losses), accuracy(model, eval_set, device, config.precision)))
+        _evaluate(history, len(history.losses), model, eval_set, test_set, device, config.precision)
     return history
+
+
+def _evaluate(
+    history: History,
+    step: int,
+    model: nn.Module,
+    eval_set: Sequence[Batch],
+    test_set: Sequence[Batch] | None,
+    device: torch.device,
+    precision: Precision,
+) -> None:
+    history.evals.append((step, accuracy(model, eval_set, device, precision)))
+    if test_set is not None:
+        history.tests.append((step, accuracy(model, test_set, device, precision)))
 
 
 def stream(task: Task, batch_size: int, seed: int) -> Iterator[Batch]:
@@ -153,10 +196,12 @@ def train(
     seed: int,
     device: torch.device,
     eval_set: list[Batch] | None = None,
+    test_set: list[Batch] | None = None,
 ) -> History:
     """Train on fresh batches from `task` (seeded by `seed`), evaluating on `eval_set` (by default
-    `eval_batches` batches from a held-out stream of its own, never a training stream of another seed)."""
+    `eval_batches` batches from a held-out stream of its own, never a training stream of another seed) and
+    on `test_set` if given."""
     if eval_set is None:
         held_out = stream(task, config.batch, HELD_OUT_SEED + seed)
         eval_set = list(itertools.islice(held_out, config.eval_batches))
-    return train_batches(model, stream(task, config.batch, seed), config, device, eval_set)
+    return train_batches(model, stream(task, config.batch, seed), config, device, eval_set, test_set)

@@ -1,4 +1,7 @@
-"""One module per numeric claim; each has a `Settings` dataclass and `run(settings, seeds, device)`."""
+"""One module per numeric claim; each has a `Settings` dataclass and `run(settings, seeds, device)`.
+
+Shared by them: `arm_sweep` (every trained arm's own learning-rate sweep, chosen on validation) and
+`paired_timing` (the speed ratio of interleaved timings with its interval)."""
 
 from collections.abc import Callable, Sequence
 from typing import Any

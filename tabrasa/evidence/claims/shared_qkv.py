@@ -9,15 +9,17 @@ The shared model ties q = k = v through `SharedQKV` (one D→D projection instea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
+from tabrasa.evidence.claims.arm_sweep import RATES, ArmRuns, choose_rate, final_validation
+from tabrasa.evidence.intervals import mean_interval
 from tabrasa.evidence.models import Shape, count_parameters
 from tabrasa.evidence.probe import ProbeModel
-from tabrasa.evidence.report import ClaimResult, Spread, judge
+from tabrasa.evidence.report import ClaimResult, basis, judge, span, untrained
 from tabrasa.evidence.synthetic_tasks import RandomPairsTask
-from tabrasa.evidence.synthetic_training import TrainConfig, train
+from tabrasa.evidence.synthetic_training import History, TrainConfig, train
 from tabrasa.evidence.tied_qkv import tie_qkv
 
 CLAIM = "separate Q/K/V projections vs one shared projection: capacity"
@@ -26,40 +28,58 @@ ARTICLE = "about +40% capacity"
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
+    """train: both arms' budget (its lr is replaced by each arm's chosen rate)."""
+
     task: RandomPairsTask = field(default_factory=lambda: RandomPairsTask(size=2048))
     shape: Shape = field(default_factory=lambda: Shape(dim=32, depth=2, heads=4))
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=600, batch=128, lr=3e-3))
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=600, batch=128))
+    rates: tuple[float, ...] = RATES
+
+
+def _model(settings: Settings, kind: str) -> ProbeModel:
+    encoder = settings.shape.encoder(settings.task.length)
+    backbone = tie_qkv(encoder) if kind == "shared" else encoder
+    return ProbeModel(backbone, settings.task.vocab_size, settings.task.classes)
+
+
+def _arm(settings: Settings, kind: str, seeds: Sequence[int], device: torch.device) -> ArmRuns:
+    """The rate is chosen on a second random table of the same size (`validation`), the one measured is
+    never seen by the choice: memorising a table has no held-out split of its own."""
+    test, validation = settings.task, replace(settings.task, seed=settings.task.seed + 1)
+
+    def fit(table: RandomPairsTask, lr: float, seed: int) -> History:
+        torch.manual_seed(seed)
+        # Evaluated on the training table itself: memorisation is the quantity, not generalisation.
+        config = replace(settings.train, lr=lr)
+        return train(_model(settings, kind), table, config, seed, device, [table.table], [table.table])
+
+    choice = choose_rate(lambda lr: fit(validation, lr, seeds[0]), settings.rates, final_validation)
+    return ArmRuns(choice, tuple(fit(test, choice.lr, seed) for seed in seeds), settings.train.steps)
 
 
 def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> ClaimResult:
-    task, shape = settings.task, settings.shape
-    recalled: dict[str, list[float]] = {"separate": [], "shared": []}
-    sizes: dict[str, int] = {}
-    for seed in seeds:
-        for kind in recalled:
-            torch.manual_seed(seed)
-            encoder = shape.encoder(task.length)
-            backbone = tie_qkv(encoder) if kind == "shared" else encoder
-            sizes[kind] = count_parameters(backbone)
-            model = ProbeModel(backbone, task.vocab_size, task.classes)
-            # Evaluated on the training table itself: memorisation is the quantity, not generalisation.
-            history = train(model, task, settings.train, seed, device, eval_set=[task.table])
-            recalled[kind].append(history.final_accuracy * task.size)
-    gain = Spread.of(
-        [100 * (s / max(t, 1.0) - 1) for s, t in zip(recalled["separate"], recalled["shared"], strict=True)]
+    task = settings.task
+    arms = {kind: _arm(settings, kind, seeds, device) for kind in ("separate", "shared")}
+    sizes = {kind: count_parameters(_model(settings, kind)) for kind in arms}
+    recalled = {kind: [acc * task.size for acc in arm.test] for kind, arm in arms.items()}
+    gains = [
+        100 * (s / max(t, 1.0) - 1) for s, t in zip(recalled["separate"], recalled["shared"], strict=True)
+    ]
+    gain = mean_interval(gains)
+    verdict = untrained({k: a.test for k, a in arms.items()}, chance=1 / task.classes) or judge(
+        gain, 40.0, 40.0, null=0.0
     )
-    verdict = judge(gain.mean, 40.0, 40.0, null=0.0, spread=gain.half_range)
-    separate, shared = Spread.of(recalled["separate"]), Spread.of(recalled["shared"])
+    counts = ", ".join(
+        f"{kind} {span(mean_interval(recalled[kind]), 0)} at lr {arms[kind].choice.lr:g}" for kind in arms
+    )
     measured = (
-        f"{gain.format(1, '%')} more pairs memorised (separate {separate.mean:.0f}, shared "
-        f"{shared.mean:.0f} of {task.size}; {sizes['separate']:,} vs {sizes['shared']:,} params)"
+        f"{span(gain, 1, '%', sign='+')} more pairs memorised ({counts}, of {task.size}; "
+        f"{sizes['separate']:,} vs {sizes['shared']:,} params in total; {basis(len(seeds))})"
     )
-    return ClaimResult(
-        "shared_qkv",
-        CLAIM,
-        ARTICLE,
-        measured,
-        verdict.verdict,
-        verdict.reason,
-        details={"pairs_recalled": recalled, "gain_percent": gain.values, "parameters": sizes},
-    )
+    details = {
+        "arms": {kind: arm.details() for kind, arm in arms.items()},
+        "pairs_recalled": recalled,
+        "gain_percent": gains,
+        "parameters_total": sizes,
+    }
+    return ClaimResult.of("shared_qkv", CLAIM, ARTICLE, measured, verdict, details)
