@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
 from tabrasa.evidence.intervals import mean_interval
-from tabrasa.evidence.rate_sweep import RunLog, arm_result, check_bracket, print_run, run_arm
+from tabrasa.evidence.rate_sweep import Budget, RunLog, arm_result, print_run, run_arm
 
 PERMUTATION_SEED = 0  # the one permutation every permuted run uses; run seeds vary init and data order
 TRANSFORMER = "small"
@@ -93,43 +93,15 @@ PERMUTATION_TASKS = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class PermutationBudget:
-    """learning_rates: each arm's sweep. seeds: the first chooses the rate, all report. steps: optimizer
-    steps of every run. limit: examples per split (None = all). quick: apply each task's quick_data, and
-    load data in the training process (num_workers 0), so a run holds one CPU thread. bracket: rates the
-    sweep may add beyond an end of `learning_rates` (`rate_sweep.swept_rates`)."""
-
-    learning_rates: tuple[float, ...]
-    seeds: tuple[int, ...]
-    steps: int
-    batch_size: int
-    limit: int | None
-    quick: bool
-    bracket: int = 0
-
-    def __post_init__(self) -> None:
-        name = type(self).__name__
-        if not self.learning_rates or min(self.learning_rates) <= 0:
-            raise ValueError(f"{name}.learning_rates={self.learning_rates}: give at least one rate > 0")
-        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"{name}.seeds={self.seeds}: give at least one seed, each once")
-        if self.steps < 1 or self.batch_size < 1 or (self.limit is not None and self.limit < 1):
-            raise ValueError(f"{name}: steps, batch_size and limit must be >= 1 (limit may be None)")
-        check_bracket(self)
-
-
 PERMUTATION_BUDGETS = {
-    "smoke": PermutationBudget(
-        learning_rates=(1e-3,), seeds=(0,), steps=2, batch_size=8, limit=24, quick=True
-    ),
+    "smoke": Budget(learning_rates=(1e-3,), seeds=(0,), steps=2, batch_size=8, limit=24, quick=True),
     # Sized for an hour on one CPU thread: 18 arms × (2 rates + 2 more seeds) = 72 runs of 300 steps, most
     # of it the 32 CNN and LSTM runs over texts and proteins, cut to 128 tokens as the learning-curve quick
     # mode cuts text; 1,000 examples per split keep scoring (the whole validation and test split) short.
-    "quick": PermutationBudget(
+    "quick": Budget(
         learning_rates=(1e-3, 3e-3), seeds=(0, 1, 2), steps=300, batch_size=32, limit=1000, quick=True
     ),
-    "full": PermutationBudget(
+    "full": Budget(
         learning_rates=(3e-4, 1e-3, 3e-3),
         seeds=(0, 1, 2, 3, 4),
         steps=3000,
@@ -166,18 +138,12 @@ def arms_of(task: PermutationTask) -> list[PermutationKey]:
     return [PermutationKey(modality=task.name, arm=a, permutation=p, lr=0.0, seed=0) for a, p in keys]
 
 
-def cli_args(root: Path, task: PermutationTask, key: PermutationKey, budget: PermutationBudget) -> list[str]:
+def cli_args(root: Path, task: PermutationTask, key: PermutationKey, budget: Budget) -> list[str]:
     """Overrides of the task's config for one run (fit_and_score adds the quiet trainer flags)."""
     args = [
         "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{key.arm}.yaml"),
-        "--model.init_args.optimizer.lr", str(key.lr),
-        "--seed_everything", str(key.seed),
-        "--data.init_args.seed", "0",  # one split and subset for every run: only the model's seed varies
-        "--data.init_args.loader.batch_size", str(budget.batch_size),
-        "--trainer.max_steps", str(budget.steps),
+        *budget.cli_args(key.lr, key.seed),  # rate, seed, batch, steps, limit; one split for every run
     ]  # fmt: skip
-    if budget.limit is not None:
-        args += ["--data.init_args.limit", str(budget.limit)]
     if budget.quick:
         args += ["--data.init_args.loader.num_workers", "0"]
         for dotted, value in task.quick_data:
@@ -190,7 +156,7 @@ def cli_args(root: Path, task: PermutationTask, key: PermutationKey, budget: Per
 
 
 def run_permutation_bench(
-    root: Path, names: list[str], budget: PermutationBudget, log: RunLog, echo: bool = True
+    root: Path, names: list[str], budget: Budget, log: RunLog, echo: bool = True
 ) -> None:
     """Run what is missing, task by task, so a partial sweep has whole tasks."""
     quiet_lightning()
@@ -220,7 +186,7 @@ class PermutationRecord:
     note: str = ""
 
 
-def _record(log: RunLog, budget: PermutationBudget, key: PermutationKey, level: Permutation) -> Any:
+def _record(log: RunLog, budget: Budget, key: PermutationKey, level: Permutation) -> Any:
     result = arm_result(key, budget, log)
     if result is None:
         return None
@@ -246,9 +212,7 @@ def invariant_transformer(modality: str) -> PermutationRecord:
     )  # fmt: skip
 
 
-def summarise_permutation_bench(
-    log: RunLog, names: Sequence[str], budget: PermutationBudget
-) -> list[PermutationRecord]:
+def summarise_permutation_bench(log: RunLog, names: Sequence[str], budget: Budget) -> list[PermutationRecord]:
     """Per task and level, each backbone unpermuted then permuted (arms whose sweep has not finished are
     left out); at the token level, the transformer's row is the invariance test, not a run."""
     records = []

@@ -21,7 +21,6 @@ from tabrasa.evidence.permutation import (
     KEY_FIELDS,
     PERMUTATION_SEED,
     PERMUTATION_TASKS,
-    PermutationBudget,
     PermutationKey,
     PermutationTask,
     arms_of,
@@ -29,7 +28,7 @@ from tabrasa.evidence.permutation import (
     summarise_permutation_bench,
 )
 from tabrasa.evidence.permutation_report import permutation_table
-from tabrasa.evidence.rate_sweep import RunLog
+from tabrasa.evidence.rate_sweep import Budget, RunLog
 from tabrasa.tasks import Classifier
 from tabrasa.tasks.pooling import pool
 from tabrasa.tokenizers.audio import AudioTokenizer, AudioTokenizerSpec
@@ -322,9 +321,7 @@ def test_audio_permutation_round_trips_through_the_spec_and_bad_seeds_are_named(
 
 # The benchmark ----------------------------------------------------------------------------------------
 
-BUDGET = PermutationBudget(
-    learning_rates=(1e-3, 3e-3), seeds=(0, 1, 2), steps=3, batch_size=4, limit=8, quick=True
-)
+BUDGET = Budget(learning_rates=(1e-3, 3e-3), seeds=(0, 1, 2), steps=3, batch_size=4, limit=8, quick=True)
 
 
 def test_each_run_switches_on_only_its_own_permutation() -> None:
