@@ -18,7 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tabrasa.evidence.arms import MODALITIES, SELF_PRETRAINED, TRANSFORMER, Modality, Sweep
+from tabrasa.evidence.arms import (
+    MODALITIES,
+    SELF_PRETRAINED,
+    TRANSFORMER,
+    Modality,
+    StandardPlan,
+    Sweep,
+)
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
 from tabrasa.evidence.intervals import mean_interval
 from tabrasa.evidence.pretraining_bench import PretrainingBudget, Pretrainings, PretrainingTask
@@ -45,7 +52,7 @@ def modality_sweep(modality: Modality, sweep: Sweep) -> Sweep:
     return replace(sweep, steps=plan.steps, batch_size=plan.batch_size)
 
 
-def standard_plan(modality: Modality) -> Any:
+def standard_plan(modality: Modality) -> StandardPlan:
     if modality.standard is None:
         raise ValueError(f"modality {modality.name!r} has no StandardPlan: give it one in arms.MODALITIES")
     return modality.standard
@@ -100,7 +107,7 @@ def pretraining_of(modality: Modality, sweep: Sweep) -> tuple[PretrainingTask, P
         learning_rates=sweep.learning_rates,
         seeds=sweep.seeds,
         fractions=sweep.fractions,
-        finetune_steps=sweep.steps,
+        finetune_steps=modality_sweep(modality, sweep).steps,
         pretrain_steps=steps,
         limit=sweep.limit,
     )
