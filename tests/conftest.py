@@ -13,6 +13,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+# Under pytest-xdist (`-n 2`, the README's test command) every worker is its own process; torch's default of
+# one thread per core would put workers × cores threads on the cores and slow every one of them.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // _WORKERS))
+
 
 @pytest.fixture(autouse=True)
 def _seed() -> None:
