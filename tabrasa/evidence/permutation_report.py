@@ -39,12 +39,17 @@ def change(plain: PermutationRecord | None, permuted: PermutationRecord) -> tupl
     return f"{100 * (b.mean - a.mean):+.1f} pts", said
 
 
-def permutation_table(records: list[PermutationRecord]) -> str:
+def _shown(record: PermutationRecord | None) -> str:
+    interval = None if record is None else interval_of(record)
+    return "—" if interval is None else interval.format()
+
+
+def runs_table(records: list[PermutationRecord]) -> str:
+    """Every arm, permuted or not, at the rate validation chose, with its 95% interval."""
     lines = [
         "| modality | level | backbone | permuted | best lr (val) | test acc (mean ± 95% t) | seeds |",
         "|---" * 7 + "|",
     ]
-    notes: dict[str, list[str]] = {}  # note → the rows it is about, so a shared note is said once
     for r in records:
         interval = interval_of(r)
         acc = "not run" if interval is None else interval.format()
@@ -53,20 +58,34 @@ def permutation_table(records: list[PermutationRecord]) -> str:
             f"| {r.modality} | {LEVEL_NAMES[r.level]} | {r.arm} | {'yes' if r.permuted else 'no'} | {lr} | "
             f"{acc} | {r.seeds} |"
         )
-        if r.note:
-            notes.setdefault(r.note, []).append(f"{r.modality} {r.arm} ({LEVEL_NAMES[r.level]})")
-    lines += [
-        "",
-        "| modality | level | backbone | permuted − unpermuted | 95% intervals overlap |",
-        "|---" * 5 + "|",
+    return "\n".join(lines) + "\n"
+
+
+def change_table(records: list[PermutationRecord]) -> str:
+    """Per backbone and level: accuracy before and after, the change, whether the intervals overlap; then
+    each note (such as an invariance by construction) once, with the rows it is about."""
+    lines = [
+        "| modality | level | backbone | unpermuted | permuted | permuted − unpermuted "
+        "| 95% intervals overlap |",
+        "|---" * 7 + "|",
     ]
     for plain, permuted in _pairs(records):
         delta, overlap = change(plain, permuted)
+        before, after = (_shown(r) for r in (plain, permuted))
         lines.append(
-            f"| {permuted.modality} | {LEVEL_NAMES[permuted.level]} | {permuted.arm} | {delta} | {overlap} |"
+            f"| {permuted.modality} | {LEVEL_NAMES[permuted.level]} | {permuted.arm} | {before} | {after} | "
+            f"{delta} | {overlap} |"
         )
+    notes: dict[str, list[str]] = {}  # note → the rows it is about, so a shared note is said once
+    for r in records:
+        if r.note:
+            notes.setdefault(r.note, []).append(f"{r.modality} {r.arm} ({LEVEL_NAMES[r.level]})")
     said = [f"- {', '.join(rows)}: {note}" for note, rows in notes.items()]
     return "\n".join(lines + (["", *said] if said else [])) + "\n"
+
+
+def permutation_table(records: list[PermutationRecord]) -> str:
+    return runs_table(records) + "\n" + change_table(records)
 
 
 def plot_permutation(records: list[PermutationRecord], out_dir: Path) -> Path:

@@ -20,10 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabrasa.evidence import pretraining_bench
+from tabrasa.evidence import learning_curves, permutation, pretraining_bench, transfer
+from tabrasa.evidence.arms import MODALITIES, SWEEPS
 from tabrasa.evidence.joint_report import summarise
+from tabrasa.evidence.learning_curve_report import markdown_table as curves_table
+from tabrasa.evidence.permutation_report import change_table
 from tabrasa.evidence.pretraining_report import pretraining_table
 from tabrasa.evidence.rate_sweep import RunLog
+from tabrasa.evidence.report import ClaimResult
+from tabrasa.evidence.report import markdown_table as claims_markdown
+from tabrasa.evidence.transfer_report import transfer_table
 
 BLOCK = re.compile(r"(<!-- results:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /results:(?P=name) -->)", re.S)
 
@@ -182,6 +188,46 @@ def pretraining_presets_table(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def permutation_bench_table(results: Path) -> str:
+    log = results / "permutation" / "runs.jsonl"
+    if not log.exists():
+        return "not measured yet\n"
+    records = permutation.summarise_permutation_bench(
+        RunLog(log, permutation.KEY_FIELDS), list(permutation.PERMUTATION_TASKS),
+        permutation.PERMUTATION_BUDGETS["quick"],
+    )  # fmt: skip
+    return change_table(records)  # the per-run table stays in results/permutation/permutation.md
+
+
+def claims_table(results: Path) -> str:
+    path = results / "claims.json"
+    if not path.exists():
+        return "not measured yet\n"
+    claims = [ClaimResult(**claim) for claim in json.loads(path.read_text())["claims"]]
+    return claims_markdown(claims) + "\n"
+
+
+def transfer_bench_table(results: Path) -> str:
+    log = results / "transfer_quick" / "runs.jsonl"
+    if not log.exists():
+        return "not measured yet\n"
+    sweep = transfer.TRANSFER_SWEEPS["quick"]
+    names = list(transfer.TRANSFER_MODALITIES)
+    cells = transfer.summarise_transfer(RunLog(log, transfer.KEY_FIELDS), names, sweep)
+    return transfer_table(cells)
+
+
+def standard_curves_table(results: Path) -> str:
+    """The standard-mode learning curves: every point with its interval, the gaps and their slopes."""
+    log = results / "generalization_standard" / "runs.jsonl"
+    if not log.exists():
+        return "not measured yet\n"
+    points = learning_curves.summarise(
+        RunLog(log, learning_curves.KEY_FIELDS), list(MODALITIES), SWEEPS["standard"]
+    )
+    return curves_table(points)
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "presets": presets_table,
     "fine_tunes": fine_tune_table,
@@ -189,6 +235,10 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "joint": joint_table,
     "pretraining": pretraining_bench_table,
     "pretraining_presets": pretraining_presets_table,
+    "permutation": permutation_bench_table,
+    "claims": claims_table,
+    "transfer": transfer_bench_table,
+    "curves_standard": standard_curves_table,
 }
 
 
