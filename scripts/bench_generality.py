@@ -1,5 +1,6 @@
-"""The cost of generality: every modality's shipped config trained with the transformer and with each
-inductive-bias baseline (same data module, tokenizer, budget and test set), 2 seeds, interleaved.
+"""The cost of generality: every modality's shipped config trained with the transformer and with its
+inductive-bias baseline (same data module, tokenizer, budget and test set), 2 seeds, interleaved. With
+--curves, text and protein run only the baseline (CNN or LSTM) the curves' validation prefers at full data.
 
     python scripts/bench_generality.py                                   # all four; results/generality/
     python scripts/bench_generality.py --modalities image --curves results/generalization_standard

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,6 +59,21 @@ def test_rates_come_from_the_curves_validation_at_full_data(tmp_path: Path) -> N
     curves.add({"modality": "image", "arm": "grid_cnn", "fraction": 1.0, "lr": 1e-3 / 3, "seed": 0,
                 "val_acc": 0.5, "test_acc": 0.99})  # fmt: skip
     assert chosen_rates(curves, sweep, "image") == {"grid_cnn": 1e-3}, "small has not run: config's rate"
+
+
+def test_with_curves_only_the_baseline_validation_prefers_runs(tmp_path: Path) -> None:
+    sweep = replace(SWEEPS["standard"], seeds=(0,), bracket=0)
+    curves = RunLog(tmp_path / "runs.jsonl", CURVE_FIELDS)
+    assert generality.arms_to_run(None, sweep, "text") == ("small", "sequence_cnn", "sequence_lstm")
+    # validation prefers the LSTM, test the CNN: the LSTM runs
+    for arm, val, test in (("sequence_cnn", 0.70, 0.95), ("sequence_lstm", 0.80, 0.60)):
+        for lr in sweep.learning_rates:
+            curves.add({"modality": "text", "arm": arm, "fraction": 1.0, "lr": lr, "seed": 0,
+                        "val_acc": val if lr == 1e-3 else val - 0.1, "test_acc": test})  # fmt: skip
+        if arm == "sequence_cnn":
+            assert generality.arms_to_run(curves, sweep, "text") == ("small", "sequence_cnn", "sequence_lstm")
+    assert generality.arms_to_run(curves, sweep, "text") == ("small", "sequence_lstm")
+    assert generality.arms_to_run(curves, sweep, "image") == ("small", "grid_cnn"), "one baseline: itself"
 
 
 def fake_run(key: GeneralityKey, acc: float, seconds: float) -> dict[str, Any]:
