@@ -3,6 +3,7 @@ and one PNG per modality with mean ± 95% interval bands."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from tabrasa.evidence.arms import MODALITIES, SELF_PRETRAINED, TRANSFORMER
@@ -119,13 +120,14 @@ def plot_curves(points: list[Point], out_dir: Path) -> list[Path]:
             curve = sorted((p for p in mine if p.arm == arm), key=lambda p: p.train_examples)
             xs = [p.train_examples for p in curve]
             (line,) = ax.plot(xs, [p.test_mean for p in curve], marker="o", label=LABELS.get(arm, arm))
-            if all(p.seeds > 1 for p in curve):
-                ax.fill_between(xs, [p.test_low for p in curve], [p.test_high for p in curve],
-                                color=line.get_color(), alpha=0.2, linewidth=0)  # fmt: skip
+            # A point with one seed has no interval: the band has a gap there (NaN), not a zero width.
+            low = [p.test_low if p.seeds > 1 else math.nan for p in curve]
+            high = [p.test_high if p.seeds > 1 else math.nan for p in curve]
+            ax.fill_between(xs, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
         majority = max((p.majority for p in mine), default=0.0)
         if majority:
             ax.axhline(majority, linestyle=":", color="grey", label="majority class")
-        title = f"{name}: {MODALITIES[name].config} (bands: 95% interval)"
+        title = f"{name}: {MODALITIES[name].config}\n(bands: 95% interval over seeds)"
         log_x_axes(ax, xlabel="training examples", ylabel="test accuracy", title=title, legend_size=8)
         paths.append(save(fig, out_dir / f"learning_curve_{name}.png"))
     return paths
