@@ -19,6 +19,9 @@ def pyplot() -> Any:
 def log_x_axes(ax: Any, *, xlabel: str, ylabel: str, title: str, legend_size: int) -> None:
     """The reports' axes: a log x (data sizes and learning rates span decades), labels, grid, legend."""
     ax.set_xscale("log")
+    # Within one decade matplotlib labels the minor ticks (3×10², 4×10², ...), which overlap; the major
+    # ticks and the grid are enough to read a size.
+    ax.xaxis.set_minor_formatter(pyplot().NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
