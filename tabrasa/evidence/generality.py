@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from tabrasa.evidence.arms import MODALITIES, TRANSFORMER, Sweep
+from tabrasa.evidence.curve_gaps import best_baseline
 from tabrasa.evidence.intervals import mean_interval
-from tabrasa.evidence.learning_curves import RunKey
-from tabrasa.evidence.rate_sweep import ArmResult, RunLog, arm_result
+from tabrasa.evidence.learning_curves import Point, summarise
+from tabrasa.evidence.rate_sweep import RunLog
 
 SEEDS = (0, 1)
 
@@ -41,39 +42,29 @@ def arms(modality: str) -> tuple[str, ...]:
     return (TRANSFORMER, *MODALITIES[modality].baselines)
 
 
-def _full_data(curves: RunLog, sweep: Sweep, modality: str, arm: str) -> ArmResult | None:
-    key = RunKey(modality=modality, arm=arm, fraction=max(sweep.fractions), lr=0.0, seed=0)
-    return arm_result(key, sweep, curves)
-
-
-def chosen_rates(curves: RunLog | None, sweep: Sweep, modality: str) -> dict[str, float]:
-    """Each arm's rate chosen on validation at the largest fraction of the curves' log (missing arms are
-    left out: they run at the config's rate)."""
+def full_data_points(curves: RunLog | None, sweep: Sweep, modality: str) -> list[Point]:
+    """The curves' finished points at their largest fraction for this modality (none without curves)."""
     if curves is None:
-        return {}
-    found = {}
-    for arm in arms(modality):
-        result = _full_data(curves, sweep, modality, arm)
-        if result is not None:
-            found[arm] = result.lr
-    return found
+        return []
+    return [p for p in summarise(curves, [modality], sweep) if p.fraction == max(sweep.fractions)]
 
 
-def arms_to_run(curves: RunLog | None, sweep: Sweep, modality: str) -> tuple[str, ...]:
-    """The transformer and the baseline the curves' *validation* prefers at full data (mean over its
-    seeds at its chosen rate), since the table compares the transformer with the best baseline and a
-    10-minute fit per losing baseline buys nothing. Every baseline while any of them has no finished
-    full-data sweep to choose by (or without curves)."""
+def chosen_rates(points: list[Point], modality: str) -> dict[str, float]:
+    """Each arm's rate chosen on validation at full data (`full_data_points`); arms without a finished
+    sweep are left out: they run at the config's rate."""
+    return {p.arm: p.lr for p in points if p.arm in arms(modality)}
+
+
+def arms_to_run(points: list[Point], modality: str) -> tuple[str, ...]:
+    """The transformer and the baseline the curves' *validation* prefers at full data
+    (`curve_gaps.best_baseline`, as in the curves' gap table), since the table compares the transformer
+    with the best baseline and a 10-minute fit per losing baseline buys nothing. Every baseline while any
+    of them has no finished full-data sweep to choose by (or without curves)."""
     baselines = MODALITIES[modality].baselines
-    found = {arm: _full_data(curves, sweep, modality, arm) for arm in baselines} if curves else {}
-    if len(baselines) < 2 or not found or any(result is None for result in found.values()):
+    best = best_baseline(points, modality, max((p.fraction for p in points), default=1.0))
+    if len(baselines) < 2 or best is None or not set(baselines) <= {p.arm for p in points}:
         return arms(modality)
-
-    def val_mean(arm: str) -> float:
-        runs = found[arm].runs  # type: ignore[union-attr]
-        return sum(float(r["val_acc"]) for r in runs) / len(runs)
-
-    return (TRANSFORMER, max(baselines, key=val_mean))
+    return (TRANSFORMER, best.arm)
 
 
 def command(root: Path, key: GeneralityKey, lr: float | None, save_dir: Path) -> list[str]:
@@ -124,8 +115,8 @@ def run_generality(
     extra: list[str] | None = None,
 ) -> None:
     for name in names:
-        rates = chosen_rates(curves, sweep, name)
-        chosen = arms_to_run(curves, sweep, name)
+        points = full_data_points(curves, sweep, name)
+        rates, chosen = chosen_rates(points, name), arms_to_run(points, name)
         for seed in seeds:
             for arm in chosen:
                 key = GeneralityKey(modality=name, arm=arm, seed=seed)

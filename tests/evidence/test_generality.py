@@ -19,6 +19,7 @@ from tabrasa.evidence.generality import (
     GeneralityKey,
     chosen_rates,
     command,
+    full_data_points,
     generality_table,
     run_generality,
     summarise_generality,
@@ -27,6 +28,7 @@ from tabrasa.evidence.learning_curves import KEY_FIELDS as CURVE_FIELDS
 from tabrasa.evidence.rate_sweep import RunLog
 
 ROOT = Path(__file__).resolve().parents[2]
+RUN_FIELDS = {"train_examples": 100, "train_seconds": 1.0}  # what every logged curve run also carries
 
 
 def load_script() -> ModuleType:
@@ -54,26 +56,33 @@ def test_rates_come_from_the_curves_validation_at_full_data(tmp_path: Path) -> N
     curves = RunLog(tmp_path / "runs.jsonl", CURVE_FIELDS)
     for lr, val, test in ((1e-3, 0.9, 0.1), (3e-3, 0.8, 0.99), (1e-2, 0.7, 0.99)):  # test disagrees
         curves.add({"modality": "image", "arm": "grid_cnn", "fraction": 1.0, "lr": lr, "seed": 0,
-                    "val_acc": val, "test_acc": test})  # fmt: skip
+                    "val_acc": val, "test_acc": test, **RUN_FIELDS})  # fmt: skip
     # 1e-3 is the list's lower edge: the bracketing rate below it ran worse.
     curves.add({"modality": "image", "arm": "grid_cnn", "fraction": 1.0, "lr": 1e-3 / 3, "seed": 0,
-                "val_acc": 0.5, "test_acc": 0.99})  # fmt: skip
-    assert chosen_rates(curves, sweep, "image") == {"grid_cnn": 1e-3}, "small has not run: config's rate"
+                "val_acc": 0.5, "test_acc": 0.99, **RUN_FIELDS})  # fmt: skip
+    points = full_data_points(curves, sweep, "image")
+    assert chosen_rates(points, "image") == {"grid_cnn": 1e-3}, "small has not run: config's rate"
 
 
 def test_with_curves_only_the_baseline_validation_prefers_runs(tmp_path: Path) -> None:
     sweep = replace(SWEEPS["standard"], seeds=(0,), bracket=0)
     curves = RunLog(tmp_path / "runs.jsonl", CURVE_FIELDS)
-    assert generality.arms_to_run(None, sweep, "text") == ("small", "sequence_cnn", "sequence_lstm")
+    assert generality.arms_to_run([], "text") == ("small", "sequence_cnn", "sequence_lstm")
     # validation prefers the LSTM, test the CNN: the LSTM runs
     for arm, val, test in (("sequence_cnn", 0.70, 0.95), ("sequence_lstm", 0.80, 0.60)):
         for lr in sweep.learning_rates:
             curves.add({"modality": "text", "arm": arm, "fraction": 1.0, "lr": lr, "seed": 0,
-                        "val_acc": val if lr == 1e-3 else val - 0.1, "test_acc": test})  # fmt: skip
+                        "val_acc": val if lr == 1e-3 else val - 0.1, "test_acc": test,
+                        **RUN_FIELDS})  # fmt: skip
         if arm == "sequence_cnn":
-            assert generality.arms_to_run(curves, sweep, "text") == ("small", "sequence_cnn", "sequence_lstm")
-    assert generality.arms_to_run(curves, sweep, "text") == ("small", "sequence_lstm")
-    assert generality.arms_to_run(curves, sweep, "image") == ("small", "grid_cnn"), "one baseline: itself"
+            points = full_data_points(curves, sweep, "text")
+            assert generality.arms_to_run(points, "text") == ("small", "sequence_cnn", "sequence_lstm")
+    assert generality.arms_to_run(full_data_points(curves, sweep, "text"), "text") == (
+        "small",
+        "sequence_lstm",
+    )
+    image = full_data_points(curves, sweep, "image")
+    assert generality.arms_to_run(image, "image") == ("small", "grid_cnn"), "one baseline: itself"
 
 
 def fake_run(key: GeneralityKey, acc: float, seconds: float) -> dict[str, Any]:
