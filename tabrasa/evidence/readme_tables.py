@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabrasa.evidence import learning_curves, permutation, pretraining_bench, transfer
+from tabrasa.evidence import generality, learning_curves, permutation, pretraining_bench, transfer
 from tabrasa.evidence.arms import MODALITIES, SWEEPS
 from tabrasa.evidence.joint_report import summarise
 from tabrasa.evidence.learning_curve_report import markdown_table as curves_table
@@ -228,6 +228,15 @@ def standard_curves_table(results: Path) -> str:
     return curves_table(points)
 
 
+def generality_bench_table(results: Path) -> str:
+    """The cost of generality: each modality's config with the transformer and its best baseline."""
+    log = results / "generality" / "runs.jsonl"
+    if not log.exists():
+        return "not measured yet\n"
+    rows = generality.summarise_generality(RunLog(log, generality.KEY_FIELDS), list(MODALITIES))
+    return generality.generality_table(rows)
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "presets": presets_table,
     "fine_tunes": fine_tune_table,
@@ -239,6 +248,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "claims": claims_table,
     "transfer": transfer_bench_table,
     "curves_standard": standard_curves_table,
+    "generality": generality_bench_table,
 }
 
 
