@@ -15,9 +15,10 @@ ESM = "tabrasa.tokenizers.esm.EsmProteinTokenizer"
 
 @dataclass(frozen=True, kw_only=True)
 class StandardPlan:
-    """What the standard mode (2 CPU cores, ≤ 3 hours for every modality) runs for one modality: optimizer
-    steps and batch size of every run, data overrides (dotted keys under data.init_args), and the steps of
-    the self-pretraining run behind the `self_pretrained` arm (the modality's pretraining preset)."""
+    """What the standard mode (sized for 2 CPU cores; its measured cost is in the README) runs for one
+    modality: optimizer steps and batch size of every run, data overrides (dotted keys under
+    data.init_args), and the steps of the self-pretraining run behind the `self_pretrained` arm (the
+    modality's pretraining preset)."""
 
     steps: int
     batch_size: int
@@ -139,9 +140,10 @@ SWEEPS = {
         batch_size=32,
         quick=True,
     ),
-    # ≤ 3 hours on 2 CPU cores for all four modalities (two runs at a time on one thread each): 4
-    # fractions over 1.5 orders of magnitude, 3 seeds, two rates bracketed by up to two more each (a rate
-    # still best at an edge after one extension gets a second: the keywords GridCNN's did at 9e-3).
+    # Sized for 2 CPU cores (two runs at a time on one thread each; the README gives what each modality
+    # cost, more than the 3 hours it was meant for): 4 fractions over 1.5 orders of magnitude, 3 seeds,
+    # two rates bracketed by up to two more each (a rate still best at an edge after one extension gets
+    # a second: the keywords GridCNN's did at 9e-3).
     "standard": Sweep(
         fractions=(0.03, 0.1, 0.3, 1.0),
         learning_rates=(1e-3, 3e-3),
