@@ -58,8 +58,9 @@ def chosen_rates(points: list[Point], modality: str) -> dict[str, float]:
 def arms_to_run(points: list[Point], modality: str) -> tuple[str, ...]:
     """The transformer and the baseline the curves' *validation* prefers at full data
     (`curve_gaps.best_baseline`, as in the curves' gap table), since the table compares the transformer
-    with the best baseline and a 10-minute fit per losing baseline buys nothing. Every baseline while any
-    of them has no finished full-data sweep to choose by (or without curves)."""
+    with the best baseline and a fit of the shipped config per losing baseline (15–90 minutes on 2 CPU
+    cores) buys nothing. Every baseline while any of them has no finished full-data sweep to choose by
+    (or without curves)."""
     baselines = MODALITIES[modality].baselines
     best = best_baseline(points, modality, max((p.fraction for p in points), default=1.0))
     if len(baselines) < 2 or best is None or not set(baselines) <= {p.arm for p in points}:

@@ -39,3 +39,21 @@ def test_a_changed_run_card_makes_its_table_stale(tmp_path: Path) -> None:
 def test_a_table_without_a_renderer_is_an_error() -> None:
     with pytest.raises(KeyError, match="'nonsense'"):
         render("<!-- results:nonsense -->\n| x |\n<!-- /results:nonsense -->\n", ROOT / "results")
+
+
+def test_the_generality_table_is_rendered_from_its_log(tmp_path: Path) -> None:
+    readme = "<!-- results:generality -->\nnot measured yet\n<!-- /results:generality -->\n"
+    assert stale(readme, tmp_path) == [], "no log yet: the table says so"
+    runs = [
+        {"modality": "image", "arm": arm, "seed": seed, "lr": 1e-3, "lr_source": "standard curves",
+         "test_acc": acc + seed / 100, "test_f1": acc, "val_acc": acc, "fit_seconds": seconds,
+         "global_step": 500}
+        for arm, acc, seconds in (("small", 0.80, 600.0), ("grid_cnn", 0.90, 300.0))
+        for seed in (0, 1)
+    ]  # fmt: skip
+    (tmp_path / "generality").mkdir()
+    (tmp_path / "generality" / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    assert stale(readme, tmp_path) == ["generality"]
+    table = render(readme, tmp_path)
+    assert "| image | grid_cnn | -10.0 | 2.00× |" in table  # transformer − baseline, and time ratio
+    assert stale(table, tmp_path) == []
