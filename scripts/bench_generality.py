@@ -4,12 +4,15 @@ inductive-bias baseline (same data module, tokenizer, budget and test set), 2 se
 
     python scripts/bench_generality.py                                   # all four; results/generality/
     python scripts/bench_generality.py --modalities image --curves results/generalization_standard
-    python scripts/bench_generality.py --modalities text --extra --trainer.max_steps 2   # a smoke run
+    python scripts/bench_generality.py --curves results/generalization_standard --max-steps 1000
+    python scripts/bench_generality.py --modalities text --max-steps 4 --extra --data.init_args.limit 64
 
 Each run is `tabrasa fit --config <config> --model.init_args.backbone configs/backbone/<arm>.yaml`, as a
 user types it (validation, the best checkpoint by val/acc, tested once). With --curves, each arm trains
 at the rate the standard learning-curve sweep chose for it on validation at full data; otherwise at the
-config's rate. Writes runs.jsonl (with every run card; rerunning resumes), generality.json and
+config's rate. --max-steps N caps every fit at N steps (the config's schedule planned over them,
+validation at each quarter): the same budget for both arms when the configs as shipped cost too much
+here. Writes runs.jsonl (with every run card; rerunning resumes), generality.json and
 generality.md into --out.
 """
 
@@ -24,8 +27,10 @@ from tabrasa.evidence.arms import MODALITIES, SWEEPS
 from tabrasa.evidence.generality import (
     KEY_FIELDS,
     SEEDS,
+    check_step_cap,
     generality_table,
     run_generality,
+    step_cap_args,
     summarise_generality,
 )
 from tabrasa.evidence.learning_curves import KEY_FIELDS as CURVE_FIELDS
@@ -42,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     parser.add_argument("--curves", type=Path, default=None, help="a standard-mode learning-curve folder")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "generality")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, help="train every fit for this many steps (a multiple of 4)"
+    )
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="overrides for every run")
     args = parser.parse_args(argv)
     if args.curves is not None and not (args.curves / "runs.jsonl").is_file():
@@ -50,8 +58,13 @@ def main(argv: list[str] | None = None) -> int:
         )
     curves = RunLog(args.curves / "runs.jsonl", CURVE_FIELDS) if args.curves else None
     log = RunLog(args.out / "runs.jsonl", KEY_FIELDS)
+    try:
+        step_cap_args(args.max_steps)
+        check_step_cap(log, args.max_steps)
+    except ValueError as error:
+        parser.error(f"--max-steps: {error}")
     seeds = tuple(args.seeds)
-    run_generality(ROOT, args.modalities, log, curves, SWEEPS["standard"], seeds, args.extra)
+    run_generality(ROOT, args.modalities, log, curves, SWEEPS["standard"], seeds, args.extra, args.max_steps)
     rows = summarise_generality(log, args.modalities, seeds)
     (args.out / "generality.json").write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
     table = generality_table(rows)

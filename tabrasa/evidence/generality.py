@@ -7,6 +7,11 @@ Runs are interleaved (seed outermost, then arms) so drifting machine load falls 
 each run's card (wall time, load, versions, the tested checkpoint, test metrics) is logged whole. The
 learning rate of an arm is the one the standard learning-curve sweep chose for it on validation at full
 data when that log is given; otherwise the config's own rate, and the table says which.
+
+A step cap (`max_steps`) trains every arm for the same number of optimizer steps with the config's warmup
+and cosine planned over them (Lightning's `estimated_stepping_batches` is the cap), validating at each
+quarter of the cap so the last step is among the candidates for the tested checkpoint. Each run records
+its cap, and a log refuses runs at another cap, so one table never mixes budgets.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from tabrasa.evidence.learning_curves import Point, summarise
 from tabrasa.evidence.rate_sweep import RunLog
 
 SEEDS = (0, 1)
+VALIDATIONS_PER_CAPPED_FIT = 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,8 +74,40 @@ def arms_to_run(points: list[Point], modality: str) -> tuple[str, ...]:
     return (TRANSFORMER, best.arm)
 
 
-def command(root: Path, key: GeneralityKey, lr: float | None, save_dir: Path) -> list[str]:
-    """`tabrasa fit` of the modality's config with this arm's backbone, seed and (if chosen) rate."""
+def step_cap_args(max_steps: int | None) -> list[str]:
+    """Overrides that train exactly `max_steps` steps and validate at each quarter of them (none: the
+    config's own epochs and validation)."""
+    if max_steps is None:
+        return []
+    if max_steps < VALIDATIONS_PER_CAPPED_FIT or max_steps % VALIDATIONS_PER_CAPPED_FIT:
+        raise ValueError(
+            f"max_steps={max_steps}: give a multiple of {VALIDATIONS_PER_CAPPED_FIT} (a capped fit "
+            f"validates at each quarter, so its last step is validated)"
+        )
+    return [
+        "--trainer.max_steps", str(max_steps),
+        "--trainer.max_epochs", "-1",
+        "--trainer.val_check_interval", str(max_steps // VALIDATIONS_PER_CAPPED_FIT),
+        "--trainer.check_val_every_n_epoch", "null",
+    ]  # fmt: skip
+
+
+def check_step_cap(log: RunLog, max_steps: int | None) -> None:
+    """Refuse to add runs at `max_steps` to a log whose runs trained at another cap."""
+    caps = {run.get("max_steps") for run in log.runs.values()}
+    if caps - {max_steps}:
+        resume = " or ".join("without --max-steps" if c is None else f"--max-steps {c}" for c in caps)
+        raise ValueError(
+            f"{log.path} holds runs at max_steps {sorted(caps, key=str)}, not {max_steps}: one table "
+            f"compares one budget; resume it {resume}, or give another --out"
+        )
+
+
+def command(
+    root: Path, key: GeneralityKey, lr: float | None, save_dir: Path, max_steps: int | None = None
+) -> list[str]:
+    """`tabrasa fit` of the modality's config with this arm's backbone, seed, (if chosen) rate and (if
+    given) step cap."""
     modality = MODALITIES[key.modality]
     args = [
         "fit", "--config", modality.config,
@@ -80,12 +118,14 @@ def command(root: Path, key: GeneralityKey, lr: float | None, save_dir: Path) ->
     ]  # fmt: skip
     if lr is not None:
         args += ["--model.init_args.optimizer.lr", str(lr)]
-    return args
+    return args + step_cap_args(max_steps)
 
 
-def run_one(root: Path, key: GeneralityKey, lr: float | None, extra: list[str]) -> dict[str, Any]:
+def run_one(
+    root: Path, key: GeneralityKey, lr: float | None, extra: list[str], max_steps: int | None = None
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="tabrasa-generality-") as scratch:
-        args = [*command(root, key, lr, Path(scratch)), *extra]
+        args = [*command(root, key, lr, Path(scratch), max_steps), *extra]
         done = subprocess.run([sys.executable, "-m", "tabrasa.cli", *args], cwd=root)
         if done.returncode != 0:
             raise RuntimeError(f"tabrasa {' '.join(args)} failed with status {done.returncode}")
@@ -97,6 +137,7 @@ def run_one(root: Path, key: GeneralityKey, lr: float | None, extra: list[str]) 
         **asdict(key),
         "lr": lr,
         "lr_source": "standard curves (val, full data)" if lr is not None else "config",
+        "max_steps": max_steps,
         "test_acc": float(card["test"]["test/acc"]),
         "test_f1": float(card["test"]["test/f1"]),
         "val_acc": float(card["selected_on"]["value"]),
@@ -114,7 +155,9 @@ def run_generality(
     sweep: Sweep,
     seeds: tuple[int, ...] = SEEDS,
     extra: list[str] | None = None,
+    max_steps: int | None = None,
 ) -> None:
+    check_step_cap(log, max_steps)
     for name in names:
         points = full_data_points(curves, sweep, name)
         rates, chosen = chosen_rates(points, name), arms_to_run(points, name)
@@ -122,7 +165,7 @@ def run_generality(
             for arm in chosen:
                 key = GeneralityKey(modality=name, arm=arm, seed=seed)
                 if log.get(key) is None:  # type: ignore[arg-type]
-                    run = run_one(root, key, rates.get(arm), list(extra or []))
+                    run = run_one(root, key, rates.get(arm), list(extra or []), max_steps)
                     log.add(run)
                     print(
                         f"{name}/{arm}/{seed}: test {run['test_acc']:.4f} in {run['fit_seconds']} s",

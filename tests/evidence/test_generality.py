@@ -17,6 +17,7 @@ from tabrasa.evidence.arms import SWEEPS
 from tabrasa.evidence.generality import (
     KEY_FIELDS,
     GeneralityKey,
+    check_step_cap,
     chosen_rates,
     command,
     full_data_points,
@@ -49,6 +50,34 @@ def test_the_command_swaps_only_backbone_seed_and_rate() -> None:
     assert pairs["--seed_everything"] == "1" and pairs["--model.init_args.optimizer.lr"] == "0.003"
     assert "--model.init_args.optimizer.lr" not in command(ROOT, GeneralityKey(modality="image", arm="small",
                                                            seed=0), None, Path("/tmp/x"))  # fmt: skip
+
+
+def test_a_step_cap_trains_that_many_steps_and_validates_the_last() -> None:
+    key = GeneralityKey(modality="protein", arm="small", seed=0)
+    args = command(ROOT, key, None, Path("/tmp/x"), max_steps=1000)
+    pairs = dict(zip(args[1::2], args[2::2], strict=True))
+    assert pairs["--trainer.max_steps"] == "1000" and pairs["--trainer.max_epochs"] == "-1"
+    assert (
+        pairs["--trainer.val_check_interval"] == "250"
+        and pairs["--trainer.check_val_every_n_epoch"] == "null"
+    )
+    assert "--trainer.max_steps" not in command(ROOT, key, None, Path("/tmp/x")), (
+        "no cap: the config's epochs"
+    )
+    with pytest.raises(ValueError, match=r"max_steps=1001: give a multiple of 4"):
+        command(ROOT, key, None, Path("/tmp/x"), max_steps=1001)
+
+
+def test_a_log_refuses_runs_at_another_step_cap(tmp_path: Path) -> None:
+    log = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS)
+    check_step_cap(log, None)  # an empty log takes any cap
+    log.add({**fake_run(GeneralityKey(modality="image", arm="small", seed=0), 0.8, 1.0), "max_steps": 1000})
+    check_step_cap(log, 1000)
+    for other in (None, 500):
+        with pytest.raises(ValueError, match=r"runs at max_steps \[1000\], not .*resume it --max-steps 1000"):
+            check_step_cap(log, other)
+    with pytest.raises(ValueError, match="one table compares one budget"):
+        run_generality(ROOT, ["image"], log, None, SWEEPS["standard"], max_steps=500)
 
 
 def test_rates_come_from_the_curves_validation_at_full_data(tmp_path: Path) -> None:
@@ -95,7 +124,9 @@ def test_runs_interleave_arms_within_a_seed_and_resume(
 ) -> None:
     order: list[tuple[str, int]] = []
 
-    def run_one(root: Path, key: GeneralityKey, lr: float | None, extra: list[str]) -> dict[str, Any]:
+    def run_one(
+        root: Path, key: GeneralityKey, lr: float | None, extra: list[str], max_steps: int | None
+    ) -> dict[str, Any]:
         order.append((key.arm, key.seed))
         return fake_run(key, 0.5, 1.0)
 
@@ -124,12 +155,10 @@ def test_the_table_compares_the_transformer_with_the_baseline_validation_prefers
 @pytest.mark.slow
 def test_one_real_pair_of_runs_writes_the_table(tmp_path: Path) -> None:
     script = load_script()
-    extra = ["--trainer.max_steps", "2", "--data.init_args.limit", "64", "--trainer.max_epochs", "1"]
-    assert (
-        script.main(["--modalities", "image", "--seeds", "0", "--out", str(tmp_path), "--extra", *extra]) == 0
-    )
+    argv = ["--modalities", "image", "--seeds", "0", "--out", str(tmp_path), "--max-steps", "4"]
+    assert script.main([*argv, "--extra", "--data.init_args.limit", "64"]) == 0
     runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert [r["arm"] for r in runs] == ["small", "grid_cnn"]
-    assert all(1 <= r["global_step"] <= 2 and 0.0 <= r["test_acc"] <= 1.0 for r in runs)
+    assert all(r["global_step"] == 4 and r["max_steps"] == 4 and 0.0 <= r["test_acc"] <= 1.0 for r in runs)
     assert runs[1]["card"]["git"]["commit"], "the whole run card is kept"
     assert "| image | grid_cnn |" in (tmp_path / "generality.md").read_text()
