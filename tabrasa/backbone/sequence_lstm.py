@@ -6,17 +6,33 @@ Behind the Encoder contract, so only the inductive bias (order, processed step b
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from tabrasa.backbone.tokens import TokenGrid
 
+WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+
+
+def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Each row's first `lengths[b]` tokens in reverse order, its padding where it was (an involution)."""
+    steps = torch.arange(x.shape[1], device=x.device)[None]
+    real = lengths.to(x.device)[:, None]
+    index = torch.where(steps < real, real - 1 - steps, steps)
+    return x.gather(1, index[..., None].expand_as(x))
+
 
 class SequenceLSTM(nn.Module):
     """dim: token width (each direction has dim/2 units, so outputs are dim wide). layers: stacked LSTMs.
 
-    Sequences are packed by their real length (pack_padded_sequence), so the backward direction starts
-    at each sequence's last real token and padding never reaches real outputs.
+    Padding (a suffix, as every tokenizer pads) never reaches a real token's output: the backward
+    direction starts at each sequence's last real token. On CUDA the sequences are packed by length
+    (cuDNN runs packed batches fast). On CPU, PyTorch steps a PackedSequence one time step at a time with
+    a shrinking batch, about 4× slower than its fused kernel on a padded batch when lengths differ, so
+    each direction of each layer runs padded instead, the backward one on the tokens reversed within each
+    sequence's length: the same outputs at real tokens (tests/backbone/test_baselines.py checks it against
+    the packed path), from the same `nn.LSTM` parameters.
     """
 
     def __init__(self, dim: int = 128, layers: int = 4, dropout: float = 0.1) -> None:
@@ -39,9 +55,29 @@ class SequenceLSTM(nn.Module):
     ) -> torch.Tensor:
         B, N, _ = x.shape
         lengths = torch.full((B,), N) if mask is None else mask.sum(dim=1).cpu()
-        # A fully padded sequence is run as one step and zeroed below: packing refuses length 0.
-        packed = pack_padded_sequence(x, lengths.clamp_min(1), batch_first=True, enforce_sorted=False)
-        out, _ = self.lstm(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=N)  # (B, N, D)
+        out = self.packed(x, lengths) if x.is_cuda else self.padded(x, lengths)
         out = self.norm(out + x)  # residual: the head sees the token as well as its context
         return out if mask is None else out * mask[..., None].to(out.dtype)
+
+    def packed(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        # A fully padded sequence is run as one step and zeroed in forward: packing refuses length 0.
+        packed = pack_padded_sequence(x, lengths.clamp_min(1), batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        return pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+
+    def padded(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        lstm = self.lstm
+        zeros = x.new_zeros(1, x.shape[0], lstm.hidden_size)
+        hidden = x
+        for layer in range(lstm.num_layers):
+            directions = []
+            for suffix, flip in (("", False), ("_reverse", True)):
+                weights = [getattr(lstm, f"{name}_l{layer}{suffix}") for name in WEIGHT_NAMES]
+                inputs = reverse_within_lengths(hidden, lengths) if flip else hidden
+                # torch.lstm is the kernel nn.LSTM calls: one layer, one direction, batch first.
+                out = torch.lstm(inputs, (zeros, zeros), weights, True, 1, 0.0, self.training, False, True)[0]
+                directions.append(reverse_within_lengths(out, lengths) if flip else out)
+            hidden = torch.cat(directions, dim=-1)
+            if layer < lstm.num_layers - 1:  # nn.LSTM's dropout: between layers, not after the last
+                hidden = F.dropout(hidden, lstm.dropout, self.training)
+        return hidden

@@ -21,7 +21,7 @@ Variable-length sequences (text, protein) have two layouts, both fixed per posit
   slots=None ("real first", the default): the example's real tokens first, in the order their position
       keys give (`permutation.position_keys`), padding after. Position p of a longer example keeps the
       order it has among the positions of a shorter one, whatever the batch's padding. Every backbone reads
-      it: the LSTM packs real tokens as a prefix, the CNN sees no gaps. For a fixed length (images,
+      it: the LSTM reads real tokens as a prefix, the CNN sees no gaps. For a fixed length (images,
       1-second keyword clips, or texts all cut to max_length) it is one permutation of the positions.
   slots=L ("fixed slots"): every sequence padded to L tokens after the prefix, then one permutation of the
       L slots for every example, so position p always lands in the same slot and the argument above holds

@@ -48,6 +48,27 @@ def test_sequence_baselines_zero_a_fully_padded_row_and_keep_the_other() -> None
         torch.testing.assert_close(out[0], model(x[:1])[0], atol=1e-5, rtol=1e-5)
 
 
+def test_lstm_padded_path_matches_the_packed_one_in_outputs_and_gradients() -> None:
+    torch.manual_seed(0)
+    model = SequenceLSTM(16, layers=3, dropout=0.0)
+    x = torch.randn(5, 9, 16, requires_grad=True)
+    lengths = torch.tensor([9, 1, 4, 0, 7])  # uneven, a one-token row and an empty one
+    mask = torch.arange(9)[None] < lengths[:, None]
+    results = []
+    for path in (model.packed, model.padded):
+        out = model.norm(path(x, lengths) + x) * mask[..., None]
+        grads = torch.autograd.grad(out.pow(2).sum(), [x, *model.parameters()])
+        results.append((out, grads))
+    (packed, packed_grads), (padded, padded_grads) = results
+    torch.testing.assert_close(padded, packed, atol=1e-5, rtol=1e-5)
+    for a, b in zip(padded_grads, packed_grads, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    # counter-test: without the reversal within lengths, the backward direction reads padding first
+    unaware, exact = model.padded(x, torch.full((5,), 9)), model.packed(x, lengths)
+    torch.testing.assert_close(unaware[0], exact[0])  # a full-length row needs no reversal
+    assert (unaware[2, :4] - exact[2, :4]).abs().max() > 1e-3
+
+
 def test_lstm_is_order_sensitive_and_cnn_is_local() -> None:
     cnn = SequenceCNN(16, blocks=1, kernel_size=3).eval()
     x = torch.randn(1, 12, 16)
