@@ -15,12 +15,16 @@ from tabrasa.backbone.tokens import TokenGrid
 WEIGHT_NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
-def reverse_within_lengths(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Each row's first `lengths[b]` tokens in reverse order, its padding where it was (an involution)."""
-    steps = torch.arange(x.shape[1], device=x.device)[None]
-    real = lengths.to(x.device)[:, None]
-    index = torch.where(steps < real, real - 1 - steps, steps)
-    return x.gather(1, index[..., None].expand_as(x))
+def reversal_index(lengths: torch.Tensor, steps: int, device: torch.device) -> torch.Tensor:
+    """(B, steps) gather index that reverses each row's first `lengths[b]` tokens and leaves its padding
+    where it was; applying it twice is the identity."""
+    positions = torch.arange(steps, device=device)[None]
+    real = lengths.to(device)[:, None]
+    return torch.where(positions < real, real - 1 - positions, positions)
+
+
+def gather_steps(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return x.gather(1, index[..., None].expand(-1, -1, x.shape[-1]))
 
 
 class SequenceLSTM(nn.Module):
@@ -68,16 +72,18 @@ class SequenceLSTM(nn.Module):
     def padded(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         lstm = self.lstm
         zeros = x.new_zeros(1, x.shape[0], lstm.hidden_size)
+        reverse = reversal_index(lengths, x.shape[1], x.device)  # once per batch, for every layer
+
+        def direction(inputs: torch.Tensor, layer: int, suffix: str) -> torch.Tensor:
+            weights = [getattr(lstm, f"{name}_l{layer}{suffix}") for name in WEIGHT_NAMES]
+            # torch.lstm is the kernel nn.LSTM calls: one layer, one direction, batch first.
+            return torch.lstm(inputs, (zeros, zeros), weights, True, 1, 0.0, self.training, False, True)[0]
+
         hidden = x
         for layer in range(lstm.num_layers):
-            directions = []
-            for suffix, flip in (("", False), ("_reverse", True)):
-                weights = [getattr(lstm, f"{name}_l{layer}{suffix}") for name in WEIGHT_NAMES]
-                inputs = reverse_within_lengths(hidden, lengths) if flip else hidden
-                # torch.lstm is the kernel nn.LSTM calls: one layer, one direction, batch first.
-                out = torch.lstm(inputs, (zeros, zeros), weights, True, 1, 0.0, self.training, False, True)[0]
-                directions.append(reverse_within_lengths(out, lengths) if flip else out)
-            hidden = torch.cat(directions, dim=-1)
+            forward = direction(hidden, layer, "")
+            backward = gather_steps(direction(gather_steps(hidden, reverse), layer, "_reverse"), reverse)
+            hidden = torch.cat([forward, backward], dim=-1)
             if layer < lstm.num_layers - 1:  # nn.LSTM's dropout: between layers, not after the last
                 hidden = F.dropout(hidden, lstm.dropout, self.training)
         return hidden
