@@ -3,8 +3,8 @@ inductive-bias baseline (same data module, tokenizer, budget and test set), 2 se
 --curves, text and protein run only the baseline (CNN or LSTM) the curves' validation prefers at full data.
 
     python scripts/bench_generality.py                                   # all four; results/generality/
-    python scripts/bench_generality.py --modalities image --curves results/generalization_standard
-    python scripts/bench_generality.py --curves results/generalization_standard --max-steps 1000
+    python scripts/bench_generality.py --modalities image --curves results/generalization_wide
+    python scripts/bench_generality.py --curves results/generalization_wide --max-steps 1000
     python scripts/bench_generality.py --modalities text --max-steps 4 --extra --data.init_args.limit 64
 
 Each run is `tabrasa fit --config <config> --model.init_args.backbone configs/backbone/<arm>.yaml`, as a
@@ -45,7 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--modalities", nargs="+", default=list(MODALITIES), choices=list(MODALITIES))
     parser.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
-    parser.add_argument("--curves", type=Path, default=None, help="a standard-mode learning-curve folder")
+    parser.add_argument(
+        "--curves",
+        type=Path,
+        default=None,
+        help="a learning-curve folder (--wide's arms are the configs' width)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "generality")
     parser.add_argument(
         "--max-steps", type=int, default=None, help="train every fit for this many steps (a multiple of 4)"
@@ -53,9 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="overrides for every run")
     args = parser.parse_args(argv)
     if args.curves is not None and not (args.curves / "runs.jsonl").is_file():
-        parser.error(
-            f"--curves {args.curves}: no runs.jsonl there; run bench_generalization.py --standard first"
-        )
+        parser.error(f"--curves {args.curves}: no runs.jsonl there; run bench_generalization.py --wide first")
     curves = RunLog(args.curves / "runs.jsonl", CURVE_FIELDS) if args.curves else None
     log = RunLog(args.out / "runs.jsonl", KEY_FIELDS)
     try:

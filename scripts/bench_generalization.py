@@ -1,6 +1,8 @@
 """Learning curves on four modalities: the transformer against CNN and LSTM baselines.
 
     python scripts/bench_generalization.py --quick              # ≤ 20 minutes on 2 CPU cores
+    python scripts/bench_generalization.py --standard           # the evidence: sized for 3 h on 2 cores
+    python scripts/bench_generalization.py --wide               # the same arms 128 wide: 6.2 h
     python scripts/bench_generalization.py --full --out results/full   # for GPUs (add trainer flags in YAML)
     python scripts/bench_generalization.py --smoke --modalities text   # seconds; used by the tests
 

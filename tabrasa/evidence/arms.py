@@ -17,23 +17,49 @@ ESM = "tabrasa.tokenizers.esm.EsmProteinTokenizer"
 class StandardPlan:
     """What the standard mode (sized for 2 CPU cores; its measured cost is in the README) runs for one
     modality: optimizer steps and batch size of every run, data overrides (dotted keys under
-    data.init_args), and the steps of the self-pretraining run behind the `self_pretrained` arm (the
-    modality's pretraining preset)."""
+    data.init_args), the steps of the self-pretraining run behind the `self_pretrained` arm (the
+    modality's pretraining preset), and `width`: every arm's hidden width, the self-pretrained one's
+    pretraining included (None keeps the backbone YAMLs' 128)."""
 
     steps: int
     batch_size: int
     data: dict[str, object] = field(default_factory=dict)
     pretrain_steps: int = 500
+    width: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.width is not None and self.width < 8:
+            raise ValueError(f"StandardPlan.width={self.width}: give a hidden width >= 8, or None for 128")
+
+
+# Where each backbone YAML keeps its hidden width (what StandardPlan.width overrides): the transformer's
+# sits in its EncoderConfig, each baseline takes it as a constructor argument.
+WIDTH_KEYS = {
+    "small": "config.dim",
+    "sequence_cnn": "dim",
+    "sequence_lstm": "dim",
+    "grid_cnn": "dim",
+}
+
+
+def width_args(backbone: str, width: int | None) -> list[str]:
+    """The CLI overrides that set `backbone`'s hidden width (none for width None)."""
+    if width is None:
+        return []
+    if backbone not in WIDTH_KEYS:
+        raise ValueError(f"backbone {backbone!r} has no width key: add it to arms.WIDTH_KEYS")
+    return [f"--model.init_args.backbone.init_args.{WIDTH_KEYS[backbone]}", str(width)]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Modality:
     """config: the task YAML under configs/. baselines: backbone YAMLs under configs/backbone/ (the
-    transformer is small.yaml); quick_baselines: the subset run in quick modes. quick_data: data
-    overrides in quick modes (e.g. shorter sequences). pretrain: the pretraining preset the
-    self-pretrained arm runs on the same fraction's inputs. standard: the standard mode's plan. floor:
-    what the best arm must clear at full data for a curve to count as evidence — `majority` (15 points
-    above the majority class) or `chance` (10× chance, for many balanced classes)."""
+        transformer is small.yaml); quick_baselines: the subset run in quick modes. quick_data: data
+        overrides in quick modes (e.g. shorter sequences). pretrain: the pretraining preset the
+        self-pretrained arm runs on the same fraction's inputs. standard: the standard mode's plan; wide: the
+    plan it had when first sized (every arm 128 wide), kept so its committed curves rerun (`--wide`). floor:
+        what the best arm must clear at full data for a curve to count as evidence — `majority` (15 points
+        above the majority class) or `chance` (10× chance, for many balanced classes)."""
 
     name: str
     config: str
@@ -42,6 +68,7 @@ class Modality:
     quick_data: dict[str, object] = field(default_factory=dict)
     pretrain: str = ""
     standard: StandardPlan | None = None
+    wide: StandardPlan | None = None
     floor: str = "majority"
 
     def __post_init__(self) -> None:
@@ -61,8 +88,11 @@ MODALITIES = {
         quick_data={"max_length": 128},
         pretrain="configs/pretrain/text.yaml",
         # 128 WordPiece tokens (head and tail) keep most of a review's sentiment at half the cost of 256;
-        # 5,000 reviews per split bound the scoring time of every run.
-        standard=StandardPlan(steps=300, batch_size=32, data={"max_length": 128, "limit": 5000}),
+        # 5,000 reviews per split bound the scoring time of every run. 64 wide and 200 steps: the 128-wide
+        # arms at 300 steps cost 1.8 h of the 3 (results/standard_cost/wide/) for a floor (65%) they
+        # cleared by 17 points; 64 wide, the LSTM reached 77.0% at 200 steps in a calibration run.
+        standard=StandardPlan(steps=200, batch_size=32, data={"max_length": 128, "limit": 5000}, width=64),
+        wide=StandardPlan(steps=300, batch_size=32, data={"max_length": 128, "limit": 5000}),
     ),
     "image": Modality(
         name="image",
@@ -71,6 +101,7 @@ MODALITIES = {
         quick_baselines=("grid_cnn",),
         pretrain="configs/pretrain/image.yaml",
         standard=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}),
+        wide=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}),  # the same: 0.4 h
     ),
     "audio": Modality(
         name="audio",
@@ -78,7 +109,10 @@ MODALITIES = {
         baselines=("grid_cnn",),
         quick_baselines=("grid_cnn",),
         pretrain="configs/pretrain/audio.yaml",
-        standard=StandardPlan(steps=600, batch_size=64),
+        # 300 steps: at 600 the GridCNN cleared its floor (28.6%) by 38 points at full data, and the 0.9 h
+        # those runs cost (results/standard_cost/wide/) did not fit beside text and protein.
+        standard=StandardPlan(steps=300, batch_size=64),
+        wide=StandardPlan(steps=600, batch_size=64),
         floor="chance",
     ),
     "protein": Modality(
@@ -92,13 +126,23 @@ MODALITIES = {
         # SequenceCNN at lr 3e-3): 64 residues (head and tail) reach 81.5% test at 1,000 steps, 128
         # reach 85.5% at 1,000 steps in 402 s, 256 reach 86.9% at 1,500 steps in 993 s. 128 residues
         # keep both termini, where the sorting signals sit, at half the cost of 256.
+        # 64 wide and 600 steps: the 128-wide arms at 1,000 steps cost 3.1 h alone. In calibration runs
+        # at 64 wide the LSTM reached 85.9% at 1,000 steps and 85.7% at 600, the SequenceCNN 85.6% and
+        # 83.0%, the transformer 82.2% at 1,000: the LSTM carries the floor at 600.
         standard=StandardPlan(
+            steps=600,
+            batch_size=32,
+            data={"tokenizer.class_path": ESM, "tokenizer.init_args.max_length": 128},
+            width=64,
+        ),
+        wide=StandardPlan(
             steps=1000,
             batch_size=32,
             data={"tokenizer.class_path": ESM, "tokenizer.init_args.max_length": 128},
         ),
     ),
 }
+PLANS = ("standard", "wide")  # the Modality attributes a Sweep.plan may name
 TRANSFORMER = "small"
 SELF_PRETRAINED = "self_pretrained"  # the transformer after masked modelling on the fraction's own inputs
 
@@ -106,15 +150,22 @@ SELF_PRETRAINED = "self_pretrained"  # the transformer after masked modelling on
 @dataclass(frozen=True, kw_only=True)
 class Sweep(Budget):
     """One learning-curve mode: a budget plus the training fractions, each a share of the train split;
-    steps are equal at every fraction (equal compute, not equal epochs). standard: each modality's
-    StandardPlan sets steps, batch size and data. self_pretrained: add the self-pretrained arm."""
+    steps are equal at every fraction (equal compute, not equal epochs). plan: which StandardPlan of each
+    modality (its `standard` or `wide` attribute) sets steps, batch size, data and width; None runs the
+    budget as given. self_pretrained: add the self-pretrained arm."""
 
     fractions: tuple[float, ...]
-    standard: bool = False
+    plan: str | None = None
     self_pretrained: bool = False
+
+    @property
+    def standard(self) -> bool:
+        return self.plan is not None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.plan not in (None, *PLANS):
+            raise ValueError(f"Sweep.plan={self.plan!r}: name one of {PLANS}, or None")
         if not self.fractions or not all(0 < f <= 1 for f in self.fractions):
             raise ValueError(f"Sweep.fractions={self.fractions}: give shares of the train split in (0, 1]")
         if list(self.fractions) != sorted(set(self.fractions)):
@@ -140,10 +191,10 @@ SWEEPS = {
         batch_size=32,
         quick=True,
     ),
-    # Sized for 2 CPU cores (two runs at a time on one thread each; the README gives what each modality
-    # cost, more than the 3 hours it was meant for): 4 fractions over 1.5 orders of magnitude, 3 seeds,
-    # two rates bracketed by up to two more each (a rate still best at an edge after one extension gets
-    # a second: the keywords GridCNN's did at 9e-3).
+    # Sized for 3 hours on 2 CPU cores (two runs at a time on one thread each; results/standard_cost/
+    # prices every logged run at its idle cost): 4 fractions over 1.5 orders of magnitude, 3 seeds, two
+    # rates bracketed by up to two more each (a rate still best at an edge after one extension gets a
+    # second: the keywords GridCNN's did at 9e-3).
     "standard": Sweep(
         fractions=(0.03, 0.1, 0.3, 1.0),
         learning_rates=(1e-3, 3e-3),
@@ -152,7 +203,21 @@ SWEEPS = {
         limit=None,
         batch_size=32,
         quick=False,
-        standard=True,
+        plan="standard",
+        self_pretrained=True,
+        bracket=2,
+    ),
+    # The standard mode as first sized, every arm 128 wide (6.2 h on 2 idle cores, results/standard_cost/):
+    # results/generalization_wide/ holds its curves.
+    "wide": Sweep(
+        fractions=(0.03, 0.1, 0.3, 1.0),
+        learning_rates=(1e-3, 3e-3),
+        seeds=(0, 1, 2),
+        steps=300,
+        limit=None,
+        batch_size=32,
+        quick=False,
+        plan="wide",
         self_pretrained=True,
         bracket=2,
     ),

@@ -69,7 +69,7 @@ def loop_seconds(cli: Any) -> float:
 
 def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
     """A quiet fit (`trained`) scored with its final weights; returns training examples, backbone
-    parameters (all and trainable), val/test accuracy, test macro-F1 and training seconds."""
+    parameters (all and trainable), val/test accuracy, test macro-F1, training seconds and steps."""
     with trained(config, overrides) as (cli, seconds):
         val = cli.trainer.validate(cli.model, datamodule=cli.datamodule, verbose=False)[0]
         test = cli.trainer.test(cli.model, datamodule=cli.datamodule, verbose=False)[0]
@@ -86,4 +86,5 @@ def fit_and_score(config: Path, overrides: list[str]) -> dict[str, object]:
         "test_majority": max(labels.values()) / sum(labels.values()),
         "classes": len(cli.datamodule.class_names),
         "train_seconds": round(seconds, 2),
+        "steps": int(cli.trainer.global_step),  # what the run trained for: the plan's steps, as run
     }

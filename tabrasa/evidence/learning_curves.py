@@ -25,6 +25,7 @@ from tabrasa.evidence.arms import (
     Modality,
     StandardPlan,
     Sweep,
+    width_args,
 )
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
 from tabrasa.evidence.intervals import mean_interval
@@ -45,22 +46,31 @@ KEY_FIELDS = tuple(RunKey.__dataclass_fields__)
 
 
 def modality_sweep(modality: Modality, sweep: Sweep) -> Sweep:
-    """The sweep as this modality runs it: in standard mode its plan's steps and batch size."""
+    """The sweep as this modality runs it: under a plan, the plan's steps and batch size."""
     if not sweep.standard:
         return sweep
-    plan = standard_plan(modality)
+    plan = standard_plan(modality, sweep)
     return replace(sweep, steps=plan.steps, batch_size=plan.batch_size)
 
 
-def standard_plan(modality: Modality) -> StandardPlan:
-    if modality.standard is None:
-        raise ValueError(f"modality {modality.name!r} has no StandardPlan: give it one in arms.MODALITIES")
-    return modality.standard
+def standard_plan(modality: Modality, sweep: Sweep) -> StandardPlan:
+    """The modality's StandardPlan that `sweep.plan` names."""
+    plan = getattr(modality, sweep.plan or "", None)
+    if not isinstance(plan, StandardPlan):
+        raise ValueError(
+            f"modality {modality.name!r} has no {sweep.plan!r} StandardPlan: give it one in arms.MODALITIES"
+        )
+    return plan
+
+
+def plan_width(modality: Modality, sweep: Sweep) -> int | None:
+    """Every arm's hidden width under the sweep's plan (None: the backbone YAMLs' own)."""
+    return standard_plan(modality, sweep).width if sweep.standard else None
 
 
 def data_overrides(modality: Modality, sweep: Sweep) -> dict[str, object]:
     if sweep.standard:
-        return dict(standard_plan(modality).data)
+        return dict(standard_plan(modality, sweep).data)
     return dict(modality.quick_data) if sweep.quick else {}
 
 
@@ -72,6 +82,7 @@ def cli_args(
     backbone = TRANSFORMER if key.arm == SELF_PRETRAINED else key.arm
     args = [
         "--model.init_args.backbone", str(root / "configs" / "backbone" / f"{backbone}.yaml"),
+        *width_args(backbone, plan_width(modality, sweep)),
         "--data.init_args.train_fraction", str(key.fraction),
         *modality_sweep(modality, sweep).cli_args(key.lr, key.seed),
     ]  # fmt: skip
@@ -102,7 +113,7 @@ def pretraining_of(modality: Modality, sweep: Sweep) -> tuple[PretrainingTask, P
         baseline="",
         data_overrides=tuple((k, str(v)) for k, v in data_overrides(modality, sweep).items()),
     )
-    steps = standard_plan(modality).pretrain_steps if sweep.standard else sweep.steps
+    steps = standard_plan(modality, sweep).pretrain_steps if sweep.standard else sweep.steps
     budget = PretrainingBudget(
         learning_rates=sweep.learning_rates,
         seeds=sweep.seeds,
@@ -110,6 +121,7 @@ def pretraining_of(modality: Modality, sweep: Sweep) -> tuple[PretrainingTask, P
         finetune_steps=modality_sweep(modality, sweep).steps,
         pretrain_steps=steps,
         limit=sweep.limit,
+        backbone_args=tuple(width_args(TRANSFORMER, plan_width(modality, sweep))),
     )
     return task, budget
 

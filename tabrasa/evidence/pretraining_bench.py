@@ -79,10 +79,11 @@ PRETRAINING_TASKS = {
 @dataclass(frozen=True, kw_only=True)
 class PretrainingBudget:
     """learning_rates: each arm's fine-tuning sweep. seeds: the first chooses the rate and makes the
-    pretraining runs. fractions: of each labelled training set. finetune_steps: optimizer steps of every
-    fine-tuning run. pretrain_steps: None runs each preset's own step count (its shipped budget), a number
-    overrides it. limit: examples per split (smoke tests only). bracket: rates the sweep may add beyond
-    an end of `learning_rates` (`rate_sweep.swept_rates`)."""
+        pretraining runs. fractions: of each labelled training set. finetune_steps: optimizer steps of every
+        fine-tuning run. pretrain_steps: None runs each preset's own step count (its shipped budget), a number
+        overrides it. limit: examples per split (smoke tests only). bracket: rates the sweep may add beyond
+        an end of `learning_rates` (`rate_sweep.swept_rates`). backbone_args: CLI overrides of the
+    pretrained backbone (a learning-curve plan's width), so its export fits the arm that fine-tunes it."""
 
     learning_rates: tuple[float, ...]
     seeds: tuple[int, ...]
@@ -91,6 +92,7 @@ class PretrainingBudget:
     pretrain_steps: int | None
     limit: int | None = None
     bracket: int = 0
+    backbone_args: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -217,7 +219,7 @@ class Pretrainings:
         config["model"]["init_args"]["export_dir"] = str(export)
         config["seed_everything"] = self.budget.seeds[0]
         steps = self.budget.pretrain_steps or int(config["trainer"]["max_steps"])
-        overrides = ["--trainer.max_steps", str(steps)]
+        overrides = ["--trainer.max_steps", str(steps), *self.budget.backbone_args]
         with tempfile.TemporaryDirectory(prefix="tabrasa-pretrain-") as scratch:
             path = Path(scratch) / "config.yaml"
             path.write_text(yaml.safe_dump(config, sort_keys=False))

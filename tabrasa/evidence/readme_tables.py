@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabrasa.evidence import generality, learning_curves, permutation, pretraining_bench, transfer
+from tabrasa.evidence import (
+    generality,
+    learning_curves,
+    permutation,
+    pretraining_bench,
+    standard_cost,
+    transfer,
+)
 from tabrasa.evidence.arms import MODALITIES, SWEEPS
 from tabrasa.evidence.joint_report import summarise
 from tabrasa.evidence.learning_curve_report import markdown_table as curves_table
@@ -217,15 +224,32 @@ def transfer_bench_table(results: Path) -> str:
     return transfer_table(cells)
 
 
-def standard_curves_table(results: Path) -> str:
-    """The standard-mode learning curves: every point with its interval, the gaps and their slopes."""
-    log = results / "generalization_standard" / "runs.jsonl"
+def planned_curves_table(results: Path, plan: str) -> str:
+    """A planned mode's learning curves (results/generalization_<plan>/): every point with its interval,
+    the gaps and their slopes."""
+    log = results / f"generalization_{plan}" / "runs.jsonl"
     if not log.exists():
         return "not measured yet\n"
-    points = learning_curves.summarise(
-        RunLog(log, learning_curves.KEY_FIELDS), list(MODALITIES), SWEEPS["standard"]
-    )
-    return curves_table(points)
+    runs = RunLog(log, learning_curves.KEY_FIELDS)
+    return curves_table(learning_curves.summarise(runs, list(MODALITIES), SWEEPS[plan]))
+
+
+def standard_curves_table(results: Path) -> str:
+    return planned_curves_table(results, "standard")
+
+
+def wide_curves_table(results: Path) -> str:
+    return planned_curves_table(results, "wide")
+
+
+def plan_cost_table(results: Path, plan: str) -> str:
+    """What a planned mode's logged runs cost at idle timings (scripts/bench_standard_cost.py)."""
+    path = results / "standard_cost" / plan / "cost.json"
+    if not path.exists():
+        return "not measured yet\n"
+    report = json.loads(path.read_text())
+    costs = [standard_cost.ModalityCost(**row) for row in report["modalities"]]
+    return standard_cost.markdown(costs, int(report["lanes"]))
 
 
 def generality_bench_table(results: Path) -> str:
@@ -248,6 +272,9 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "claims": claims_table,
     "transfer": transfer_bench_table,
     "curves_standard": standard_curves_table,
+    "curves_wide": wide_curves_table,
+    "cost_standard": lambda results: plan_cost_table(results, "standard"),
+    "cost_wide": lambda results: plan_cost_table(results, "wide"),
     "generality": generality_bench_table,
 }
 

@@ -1,0 +1,91 @@
+"""What a learning-curve plan costs on an idle machine, priced over its committed sweep.
+
+    python scripts/bench_standard_cost.py                # the standard mode: ~15 minutes on 2 idle cores
+    python scripts/bench_standard_cost.py --plan wide    # the 128-wide plan it replaced: ~25 minutes
+    python scripts/bench_standard_cost.py --lanes 1 --modalities image --out /tmp/cost
+
+Times each (modality, arm) of the plan once at full data, `--lanes` processes side by side with one
+thread each (as the sweep runs), then prices every run and pretraining in results/generalization_<plan>/
+at those costs (tabrasa.evidence.standard_cost). Run it with nothing else on the machine: the load
+average around every timing is recorded. Writes timings.jsonl (rerunning times only what is missing),
+cost.json and cost.md into --out (default results/standard_cost/<plan>/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+
+from tabrasa.evidence.arms import MODALITIES, PLANS, SWEEPS
+from tabrasa.evidence.rate_sweep import RunLog
+from tabrasa.evidence.standard_cost import TIMING_FIELDS, Job, jobs, markdown, median_load, project, time_job
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def timed_in_subprocess(job: Job, plan: str) -> dict[str, object]:
+    """One timing in a fresh interpreter, as each run of a sweep lane starts (its data loader workers
+    fork from it as they do there); the timing is the JSON on its last line of output."""
+    command = [sys.executable, __file__, "--plan", plan, "--job", job.modality, job.arm, str(job.lr)]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    if done.returncode != 0:
+        raise RuntimeError(f"timing {job} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    names = list(MODALITIES)
+    parser.add_argument("--modalities", nargs="+", default=names, choices=names)
+    parser.add_argument("--lanes", type=int, default=2, help="timings side by side, one thread each")
+    parser.add_argument("--plan", choices=PLANS, default="standard", help="the learning-curve mode priced")
+    parser.add_argument(
+        "--sweep", type=Path, default=None, help="its log (default results/generalization_<plan>)"
+    )
+    parser.add_argument("--out", type=Path, default=None, help="default results/standard_cost/<plan>")
+    parser.add_argument("--job", nargs=3, metavar=("MODALITY", "ARM", "LR"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    sweep = SWEEPS[args.plan]
+    sweep_dir = args.sweep or ROOT / "results" / f"generalization_{args.plan}"
+    out = args.out or ROOT / "results" / "standard_cost" / args.plan
+    if args.job:  # one timing, in this process: what timed_in_subprocess runs
+        modality, arm, lr = args.job
+        print(json.dumps(time_job(ROOT, Job(modality=modality, arm=arm, lr=float(lr)), sweep)), flush=True)
+        return 0
+    log = RunLog(out / "timings.jsonl", TIMING_FIELDS)
+    todo = [job for job in jobs(args.modalities, sweep) if log.get(job) is None]
+    with ThreadPoolExecutor(args.lanes) as lanes:
+        for timing in lanes.map(timed_in_subprocess, todo, [args.plan] * len(todo)):
+            log.add(timing)
+            print(timing, flush=True)
+    timings = {(str(t["modality"]), str(t["arm"])): t for t in log.runs.values()}
+    runs = [r for r in read_jsonl(sweep_dir / "runs.jsonl") if r["modality"] in args.modalities]
+    pretrainings = read_jsonl(sweep_dir / "pretrained" / "pretraining.jsonl")
+    costs = project(sweep, timings, runs, pretrainings)
+    table = markdown(costs, args.lanes)
+    report = {
+        "plan": args.plan,
+        "lanes": args.lanes,
+        "median_load_average": median_load(list(log.runs.values())),
+        "modalities": [asdict(c) for c in costs],
+    }
+    (out / "cost.json").write_text(json.dumps(report, indent=1))
+    (out / "cost.md").write_text(table)
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""One run of a learning-curve plan with overrides, to size the plan before its sweep runs.
+
+    python scripts/calibrate_plan.py protein sequence_lstm --lr 3e-3 --steps 600 \
+        --out results/standard_calibration/width64.jsonl -- --model.init_args.backbone.init_args.dim 64
+
+Trains one arm of one modality as the standard sweep does (its plan's data and batch, seed 0, no
+validation while training, the final weights scored on validation and test), at `--fraction`, `--lr` and
+`--steps`, with any further overrides after `--`, and appends the run's scores, seconds and overrides to
+--out as one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from tabrasa.evidence.arms import MODALITIES, SWEEPS
+from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
+from tabrasa.evidence.learning_curves import RunKey, cli_args
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("modality", choices=list(MODALITIES))
+    parser.add_argument("arm")
+    parser.add_argument("--plan", choices=("standard", "wide"), default="wide")
+    parser.add_argument("--fraction", type=float, default=1.0)
+    parser.add_argument("--lr", type=float, required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("extra", nargs=argparse.REMAINDER, help="overrides after --")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    quiet_lightning()
+    modality = MODALITIES[args.modality]
+    key = RunKey(modality=args.modality, arm=args.arm, fraction=args.fraction, lr=args.lr, seed=0)
+    overrides = cli_args(ROOT, modality, key, SWEEPS[args.plan])
+    overrides[overrides.index("--trainer.max_steps") + 1] = str(args.steps)
+    extra = [a for a in args.extra if a != "--"]
+    start = time.perf_counter()
+    scores = fit_and_score(ROOT / modality.config, overrides + extra)
+    record = {"modality": args.modality, "arm": args.arm, "frac": args.fraction, "lr": args.lr,
+              "steps": args.steps, "extra": extra, **scores,
+              "wall": round(time.perf_counter() - start, 1)}  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+    print(json.dumps(record))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
