@@ -54,12 +54,12 @@ def width_args(backbone: str, width: int | None) -> list[str]:
 @dataclass(frozen=True, kw_only=True)
 class Modality:
     """config: the task YAML under configs/. baselines: backbone YAMLs under configs/backbone/ (the
-        transformer is small.yaml); quick_baselines: the subset run in quick modes. quick_data: data
-        overrides in quick modes (e.g. shorter sequences). pretrain: the pretraining preset the
-        self-pretrained arm runs on the same fraction's inputs. standard: the standard mode's plan; wide: the
-    plan it had when first sized (every arm 128 wide), kept so its committed curves rerun (`--wide`). floor:
-        what the best arm must clear at full data for a curve to count as evidence — `majority` (15 points
-        above the majority class) or `chance` (10× chance, for many balanced classes)."""
+    transformer is small.yaml); quick_baselines: the subset run in quick modes. quick_data: data
+    overrides in quick modes (e.g. shorter sequences). pretrain: the pretraining preset the
+    self-pretrained arm runs on the same fraction's inputs. standard: the standard mode's plan; wide: the
+    plan it had when first sized (every arm 128 wide), kept so its committed curves rerun (`--wide`).
+    floor: what the best arm must clear at full data for a curve to count as evidence — `majority` (15
+    points above the majority class) or `chance` (10× chance, for many balanced classes)."""
 
     name: str
     config: str

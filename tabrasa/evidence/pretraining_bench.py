@@ -79,11 +79,11 @@ PRETRAINING_TASKS = {
 @dataclass(frozen=True, kw_only=True)
 class PretrainingBudget:
     """learning_rates: each arm's fine-tuning sweep. seeds: the first chooses the rate and makes the
-        pretraining runs. fractions: of each labelled training set. finetune_steps: optimizer steps of every
-        fine-tuning run. pretrain_steps: None runs each preset's own step count (its shipped budget), a number
-        overrides it. limit: examples per split (smoke tests only). bracket: rates the sweep may add beyond
-        an end of `learning_rates` (`rate_sweep.swept_rates`). backbone_args: CLI overrides of the
-    pretrained backbone (a learning-curve plan's width), so its export fits the arm that fine-tunes it."""
+    pretraining runs. fractions: of each labelled training set. finetune_steps: optimizer steps of every
+    fine-tuning run. pretrain_steps: None runs each preset's own step count (its shipped budget), a number
+    overrides it. limit: examples per split (smoke tests only). bracket: rates the sweep may add beyond
+    an end of `learning_rates` (`rate_sweep.swept_rates`). backbone_args: CLI overrides of the pretrained
+    backbone (a learning-curve plan's width), so that its export fits the arm that fine-tunes it."""
 
     learning_rates: tuple[float, ...]
     seeds: tuple[int, ...]

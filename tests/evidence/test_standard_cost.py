@@ -63,4 +63,3 @@ def test_every_arm_of_the_plan_is_timed_once_and_the_self_pretrained_arm_as_its_
          ("protein", "small"), ("protein", "sequence_cnn"), ("protein", "sequence_lstm"),
          ("protein", PRETRAINING)]
     )  # fmt: skip
-    assert found[0][0] == "protein", "the dearest modality first, so that lanes finish together"
