@@ -3,6 +3,8 @@
     python scripts/bench_generalization.py --quick              # ≤ 20 minutes on 2 CPU cores
     python scripts/bench_generalization.py --standard           # the evidence: sized for 3 h on 2 cores
     python scripts/bench_generalization.py --wide               # the same arms 128 wide: 6.2 h
+    python scripts/bench_generalization.py --standard --lane 0/2 &  # two processes on two cores, then
+    python scripts/bench_generalization.py --standard --lane 1/2    # once more without --lane: the report
     python scripts/bench_generalization.py --full --out results/full   # for GPUs (add trainer flags in YAML)
     python scripts/bench_generalization.py --smoke --modalities text   # seconds; used by the tests
 
@@ -27,6 +29,7 @@ BENCHMARK = sweep_main.SweepBenchmark(
     summarise=summarise,
     table=markdown_table,
     plot=plot_curves,
+    lanes=True,
 )
 
 

@@ -29,6 +29,7 @@ from tabrasa.evidence.arms import (
 )
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
 from tabrasa.evidence.intervals import mean_interval
+from tabrasa.evidence.lanes import Lane
 from tabrasa.evidence.pretraining_bench import PretrainingBudget, Pretrainings, PretrainingTask
 from tabrasa.evidence.rate_sweep import RunLog, arm_result, print_run, run_arm
 
@@ -43,6 +44,7 @@ class RunKey:
 
 
 KEY_FIELDS = tuple(RunKey.__dataclass_fields__)
+EVERY_ARM = Lane()  # one process runs the whole sweep
 
 
 def modality_sweep(modality: Modality, sweep: Sweep) -> Sweep:
@@ -136,7 +138,10 @@ def _arms(names: list[str], sweep: Sweep) -> list[RunKey]:
     ]
 
 
-def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: bool = True) -> None:
+def run_sweep(
+    root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: bool = True, lane: Lane = EVERY_ARM
+) -> None:
+    """Train what is missing of the sweep, or of `lane`'s share of its arms."""
     quiet_lightning()
 
     def train(key: Any) -> dict[str, Any]:
@@ -149,7 +154,7 @@ def run_sweep(root: Path, names: list[str], sweep: Sweep, log: RunLog, echo: boo
         scores = fit_and_score(root / modality.config, args)
         return scores | {"pretrain_seconds": float(pre["loop_seconds"]) if pre else 0.0}
 
-    for arm in _arms(names, sweep):
+    for arm in lane.share(_arms(names, sweep)):
         run_arm(arm, sweep, log, train, print_run if echo else None)
 
 

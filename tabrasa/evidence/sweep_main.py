@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tabrasa.evidence.lanes import Lane
 from tabrasa.evidence.rate_sweep import RateProtocol, RunLog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,23 +20,32 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True, kw_only=True)
 class SweepBenchmark:
     """name: default output folder results/<name>_<mode>. stem: <stem>.json and <stem>.md. run trains what
-    is missing; summarise reads records from the log; table and plot render them."""
+    is missing; summarise reads records from the log; table and plot render them. lanes: run takes a
+    `lane=` (tabrasa.evidence.lanes) and the command line offers --lane."""
 
     name: str
     stem: str
     modes: Mapping[str, RateProtocol]
     modalities: Sequence[str]
     key_fields: tuple[str, ...]
-    run: Callable[[Path, list[str], Any, RunLog], None]
+    run: Callable[..., None]  # (root, modalities, budget, log), with lanes also lane=
     summarise: Callable[[RunLog, list[str], Any], list[Any]]
     table: Callable[[list[Any]], str]
     plot: Callable[[list[Any], Path], Path | list[Path]]
+    lanes: bool = False
 
     def __post_init__(self) -> None:
         if "quick" not in self.modes:
             raise ValueError(
                 f"SweepBenchmark {self.name!r}: modes={list(self.modes)} needs 'quick', the default"
             )
+
+
+def lane_arg(text: str) -> Lane:
+    try:
+        return Lane.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def main(benchmark: SweepBenchmark, description: str | None, argv: list[str] | None = None) -> int:
@@ -50,13 +60,24 @@ def main(benchmark: SweepBenchmark, description: str | None, argv: list[str] | N
     parser.add_argument(
         "--out", type=Path, default=None, help=f"output folder (default results/{benchmark.name}_<mode>)"
     )
+    if benchmark.lanes:
+        parser.add_argument(
+            "--lane", type=lane_arg, default=Lane(), metavar="I/N",
+            help="run the I-th of N shares of the arms (N processes side by side), then once more without",
+        )  # fmt: skip
     args = parser.parse_args(argv)
     mode_name = args.mode or "quick"
     budget = benchmark.modes[mode_name]
     out = args.out or ROOT / "results" / f"{benchmark.name}_{mode_name}"
     out.mkdir(parents=True, exist_ok=True)
     log = RunLog(out / "runs.jsonl", benchmark.key_fields)
-    benchmark.run(ROOT, args.modalities, budget, log)
+    if benchmark.lanes:
+        benchmark.run(ROOT, args.modalities, budget, log, lane=args.lane)
+        if args.lane.shared:  # the other lanes' runs are not in this log: the report waits for them all
+            print(f"lane {args.lane.index}/{args.lane.count} done; when every lane is, rerun without --lane")
+            return 0
+    else:
+        benchmark.run(ROOT, args.modalities, budget, log)
     records = benchmark.summarise(log, args.modalities, budget)
     (out / f"{benchmark.stem}.json").write_text(json.dumps([asdict(r) for r in records], indent=1))
     table = benchmark.table(records)

@@ -14,6 +14,7 @@ import pytest
 
 from tabrasa.evidence import sweep_main
 from tabrasa.evidence.arms import SWEEPS
+from tabrasa.evidence.lanes import Lane
 from tabrasa.evidence.learning_curve_report import markdown_table
 from tabrasa.evidence.learning_curves import KEY_FIELDS, Point, crossover, summarise
 from tabrasa.evidence.rate_sweep import RunLog
@@ -88,9 +89,9 @@ def test_report_from_hand_written_runs_gives_the_exact_table(tmp_path: Path) -> 
 def test_main_writes_json_table_and_plot_from_the_log_without_training(tmp_path: Path) -> None:
     _hand_log(tmp_path)
     trained: list[object] = []
-    benchmark = replace(load_script().BENCHMARK, run=lambda *args: trained.append(args))
+    benchmark = replace(load_script().BENCHMARK, run=lambda *args, **kwargs: trained.append(kwargs))
     assert sweep_main.main(benchmark, None, ["--smoke", "--modalities", "text", "--out", str(tmp_path)]) == 0
-    assert len(trained) == 1
+    assert trained == [{"lane": Lane()}]
     assert (tmp_path / "learning_curves.md").read_text() == EXPECTED_TABLE
     points = json.loads((tmp_path / "learning_curves.json").read_text())
     assert [(p["arm"], p["fraction"], p["test_mean"]) for p in points] == [
@@ -128,3 +129,18 @@ def test_smoke_sweep_writes_outputs_and_resumes(cache_dir: Path, tmp_path: Path)
     assert "| text | small |" in (tmp_path / "learning_curves.md").read_text()
     assert script.main(["--smoke", "--modalities", "text", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "runs.jsonl").read_text().splitlines() == runs, "a finished sweep reruns nothing"
+
+
+def test_a_lane_trains_its_share_and_leaves_the_report_to_a_call_without_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _hand_log(tmp_path)
+    lanes: list[object] = []
+    benchmark = replace(load_script().BENCHMARK, run=lambda *args, lane: lanes.append(lane))
+    argv = ["--smoke", "--modalities", "text", "--out", str(tmp_path)]
+    assert sweep_main.main(benchmark, None, [*argv, "--lane", "1/2"]) == 0
+    assert lanes == [Lane(1, 2)] and not (tmp_path / "learning_curves.md").exists()
+    assert "rerun without --lane" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        sweep_main.main(benchmark, None, [*argv, "--lane", "2/2"])
+    assert "lane 2/2: give INDEX/COUNT with 0 <= INDEX < COUNT" in capsys.readouterr().err
