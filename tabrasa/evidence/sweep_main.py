@@ -60,6 +60,9 @@ def main(benchmark: SweepBenchmark, description: str | None, argv: list[str] | N
     parser.add_argument(
         "--out", type=Path, default=None, help=f"output folder (default results/{benchmark.name}_<mode>)"
     )
+    parser.add_argument(
+        "--report-only", action="store_true", help="write the report from the log as it is, training nothing"
+    )
     if benchmark.lanes:
         parser.add_argument(
             "--lane", type=lane_arg, default=Lane(), metavar="I/N",
@@ -71,7 +74,9 @@ def main(benchmark: SweepBenchmark, description: str | None, argv: list[str] | N
     out = args.out or ROOT / "results" / f"{benchmark.name}_{mode_name}"
     out.mkdir(parents=True, exist_ok=True)
     log = RunLog(out / "runs.jsonl", benchmark.key_fields)
-    if benchmark.lanes:
+    if args.report_only:
+        pass  # a sweep still running elsewhere, or one stopped part-way: report what it has logged
+    elif benchmark.lanes:
         benchmark.run(ROOT, args.modalities, budget, log, lane=args.lane)
         if args.lane.shared:  # the other lanes' runs are not in this log: the report waits for them all
             print(f"lane {args.lane.index}/{args.lane.count} done; when every lane is, rerun without --lane")

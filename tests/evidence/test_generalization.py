@@ -144,3 +144,6 @@ def test_a_lane_trains_its_share_and_leaves_the_report_to_a_call_without_one(
     with pytest.raises(SystemExit):
         sweep_main.main(benchmark, None, [*argv, "--lane", "2/2"])
     assert "lane 2/2: give INDEX/COUNT with 0 <= INDEX < COUNT" in capsys.readouterr().err
+    assert sweep_main.main(benchmark, None, [*argv, "--report-only"]) == 0
+    assert lanes == [Lane(1, 2)], "--report-only trains nothing"
+    assert (tmp_path / "learning_curves.md").read_text() == EXPECTED_TABLE
