@@ -1,14 +1,17 @@
-"""What a learning-curve plan costs on an idle machine, priced over its committed sweep.
+"""What a learning-curve plan costs on an idle machine, priced over a sweep's logged runs.
 
-    python scripts/bench_standard_cost.py                # the standard mode: ~15 minutes on 2 idle cores
-    python scripts/bench_standard_cost.py --plan wide    # the 128-wide plan it replaced: ~25 minutes
+    python scripts/bench_standard_cost.py              # the standard mode: ~15 minutes on 2 idle cores
+    python scripts/bench_standard_cost.py --plan wide  # the 128-wide plan it replaced: ~25 minutes
+    python scripts/bench_standard_cost.py --sweep results/generalization_wide \
+        --out results/standard_cost/projected          # the standard plan priced over the wide runs
     python scripts/bench_standard_cost.py --lanes 1 --modalities image --out /tmp/cost
 
 Times each (modality, arm) of the plan once at full data, `--lanes` processes side by side with one
-thread each (as the sweep runs), then prices every run and pretraining in results/generalization_<plan>/
-at those costs (tabrasa.evidence.standard_cost). Run it with nothing else on the machine: the load
-average around every timing is recorded. Writes timings.jsonl (rerunning times only what is missing),
-cost.json and cost.md into --out (default results/standard_cost/<plan>/).
+thread each (as the sweep runs), then prices every run and pretraining in --sweep (default
+results/generalization_<plan>/) at those costs (tabrasa.evidence.standard_cost): another log's runs
+priced at this plan's timings say what the plan will cost before it has run. Run it with nothing else
+on the machine: the load average around every timing is recorded. Writes timings.jsonl (rerunning
+times only what is missing), cost.json and cost.md into --out (default results/standard_cost/<plan>/).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown(costs, args.lanes)
     report = {
         "plan": args.plan,
+        "sweep": str(sweep_dir.relative_to(ROOT) if sweep_dir.is_relative_to(ROOT) else sweep_dir),
         "lanes": args.lanes,
         "median_load_average": median_load(list(log.runs.values())),
         "modalities": [asdict(c) for c in costs],

@@ -3,8 +3,8 @@
     python scripts/calibrate_plan.py protein sequence_lstm --lr 3e-3 --steps 600 \
         --out results/standard_calibration/width64.jsonl -- --model.init_args.backbone.init_args.dim 64
 
-Trains one arm of one modality as the standard sweep does (its plan's data and batch, seed 0, no
-validation while training, the final weights scored on validation and test), at `--fraction`, `--lr` and
+Trains one arm of one modality as a sweep of `--plan` does (its data and batch, no validation while
+training, the final weights scored on validation and test), at `--fraction`, `--lr`, `--seed` and
 `--steps`, with any further overrides after `--`, and appends the run's scores, seconds and overrides to
 --out as one JSON line.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -32,23 +33,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", choices=("standard", "wide"), default="wide")
     parser.add_argument("--fraction", type=float, default=1.0)
     parser.add_argument("--lr", type=float, required=True)
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="overrides after --")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    extra = argv[split + 1 :]  # overrides for the run, after --
     import torch
 
     torch.set_num_threads(1)
     quiet_lightning()
     modality = MODALITIES[args.modality]
-    key = RunKey(modality=args.modality, arm=args.arm, fraction=args.fraction, lr=args.lr, seed=0)
+    key = RunKey(modality=args.modality, arm=args.arm, fraction=args.fraction, lr=args.lr, seed=args.seed)
     overrides = cli_args(ROOT, modality, key, SWEEPS[args.plan])
     overrides[overrides.index("--trainer.max_steps") + 1] = str(args.steps)
-    extra = [a for a in args.extra if a != "--"]
     start = time.perf_counter()
     scores = fit_and_score(ROOT / modality.config, overrides + extra)
     record = {"modality": args.modality, "arm": args.arm, "frac": args.fraction, "lr": args.lr,
-              "steps": args.steps, "extra": extra, **scores,
+              "seed": args.seed, "steps": args.steps, "extra": extra, **scores,
               "wall": round(time.perf_counter() - start, 1)}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a") as handle:

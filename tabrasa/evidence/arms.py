@@ -88,9 +88,9 @@ MODALITIES = {
         quick_data={"max_length": 128},
         pretrain="configs/pretrain/text.yaml",
         # 128 WordPiece tokens (head and tail) keep most of a review's sentiment at half the cost of 256;
-        # 5,000 reviews per split bound the scoring time of every run. 64 wide and 200 steps: the 128-wide
-        # arms at 300 steps cost 1.8 h of the 3 (results/standard_cost/wide/) for a floor (65%) they
-        # cleared by 17 points; 64 wide, the LSTM reached 77.0% at 200 steps in a calibration run.
+        # 5,000 reviews per split bound the scoring time of every run. 200 steps: at 128 wide and 300 steps
+        # the arms cleared the 65% floor by 17 points for 1.8 h of the 3 (results/standard_cost/wide/);
+        # 64 wide, the LSTM reached 77.0% at 200 steps (results/standard_calibration/width64.jsonl).
         standard=StandardPlan(steps=200, batch_size=32, data={"max_length": 128, "limit": 5000}, width=64),
         wide=StandardPlan(steps=300, batch_size=32, data={"max_length": 128, "limit": 5000}),
     ),
@@ -100,8 +100,8 @@ MODALITIES = {
         baselines=("grid_cnn",),
         quick_baselines=("grid_cnn",),
         pretrain="configs/pretrain/image.yaml",
-        standard=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}),
-        wide=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}),  # the same: 0.4 h
+        standard=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}, width=64),
+        wide=StandardPlan(steps=300, batch_size=64, data={"limit": 10000}),
     ),
     "audio": Modality(
         name="audio",
@@ -109,9 +109,9 @@ MODALITIES = {
         baselines=("grid_cnn",),
         quick_baselines=("grid_cnn",),
         pretrain="configs/pretrain/audio.yaml",
-        # 300 steps: at 600 the GridCNN cleared its floor (28.6%) by 38 points at full data, and the 0.9 h
-        # those runs cost (results/standard_cost/wide/) did not fit beside text and protein.
-        standard=StandardPlan(steps=300, batch_size=64),
+        # 600 steps: 64 wide at 300 the GridCNN ended at 28.9% at full data, on its floor (28.6%), below
+        # its 35.2% at 10% (results/standard_calibration/keywords_300_steps_runs.jsonl): too few steps.
+        standard=StandardPlan(steps=600, batch_size=64, width=64),
         wide=StandardPlan(steps=600, batch_size=64),
         floor="chance",
     ),
@@ -126,11 +126,12 @@ MODALITIES = {
         # SequenceCNN at lr 3e-3): 64 residues (head and tail) reach 81.5% test at 1,000 steps, 128
         # reach 85.5% at 1,000 steps in 402 s, 256 reach 86.9% at 1,500 steps in 993 s. 128 residues
         # keep both termini, where the sorting signals sit, at half the cost of 256.
-        # 64 wide and 600 steps: the 128-wide arms at 1,000 steps cost 3.1 h alone. In calibration runs
-        # at 64 wide the LSTM reached 85.9% at 1,000 steps and 85.7% at 600, the SequenceCNN 85.6% and
-        # 83.0%, the transformer 82.2% at 1,000: the LSTM carries the floor at 600.
+        # 1,000 steps, where the floor binds: 128 wide these arms cost 3.1 h alone; 64 wide the SequenceCNN
+        # reached 85.6%, 85.6%, 85.4% over three seeds at 1,000 steps and 84.5%, 84.2%, 84.5% at 800
+        # (results/standard_calibration/width64.jsonl), and a sweep at 600 steps ended with its best arm
+        # at full data below the floor (psortb_600_steps_runs.jsonl there).
         standard=StandardPlan(
-            steps=600,
+            steps=1000,
             batch_size=32,
             data={"tokenizer.class_path": ESM, "tokenizer.init_args.max_length": 128},
             width=64,
@@ -143,6 +144,8 @@ MODALITIES = {
     ),
 }
 PLANS = ("standard", "wide")  # the Modality attributes a Sweep.plan may name
+# The standard plans above run every arm 64 wide: at 128 (the wide plans) the sweep cost 6.2 h on two idle
+# cores, at 64 its plan prices at 2.65 h over the same runs (results/standard_cost/projected/).
 TRANSFORMER = "small"
 SELF_PRETRAINED = "self_pretrained"  # the transformer after masked modelling on the fraction's own inputs
 

@@ -242,9 +242,10 @@ def wide_curves_table(results: Path) -> str:
     return planned_curves_table(results, "wide")
 
 
-def plan_cost_table(results: Path, plan: str) -> str:
-    """What a planned mode's logged runs cost at idle timings (scripts/bench_standard_cost.py)."""
-    path = results / "standard_cost" / plan / "cost.json"
+def plan_cost_table(results: Path, folder: str) -> str:
+    """What a plan's logged runs cost at idle timings: results/standard_cost/<folder>/cost.json, written
+    by scripts/bench_standard_cost.py."""
+    path = results / "standard_cost" / folder / "cost.json"
     if not path.exists():
         return "not measured yet\n"
     report = json.loads(path.read_text())
@@ -275,6 +276,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "curves_wide": wide_curves_table,
     "cost_standard": lambda results: plan_cost_table(results, "standard"),
     "cost_wide": lambda results: plan_cost_table(results, "wide"),
+    "cost_projected": lambda results: plan_cost_table(results, "projected"),
     "generality": generality_bench_table,
 }
 
