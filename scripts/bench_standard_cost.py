@@ -26,14 +26,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from tabrasa.evidence.arms import MODALITIES, PLANS, SWEEPS
+from tabrasa.evidence.learning_curves import KEY_FIELDS as CURVE_FIELDS
+from tabrasa.evidence.pretraining_bench import PRETRAIN_KEY_FIELDS
 from tabrasa.evidence.rate_sweep import RunLog
 from tabrasa.evidence.standard_cost import TIMING_FIELDS, Job, jobs, markdown, median_load, project, time_job
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def timed_in_subprocess(job: Job, plan: str) -> dict[str, object]:
@@ -74,8 +72,13 @@ def main(argv: list[str] | None = None) -> int:
             log.add(timing)
             print(timing, flush=True)
     timings = {(str(t["modality"]), str(t["arm"])): t for t in log.runs.values()}
-    runs = [r for r in read_jsonl(sweep_dir / "runs.jsonl") if r["modality"] in args.modalities]
-    pretrainings = read_jsonl(sweep_dir / "pretrained" / "pretraining.jsonl")
+    # Read as the sweep reads its logs: one record per run key, the last logged (a run redone on resume
+    # is priced once).
+    logged = RunLog(sweep_dir / "runs.jsonl", CURVE_FIELDS).runs.values()
+    runs = [r for r in logged if r["modality"] in args.modalities]
+    pretrainings = list(
+        RunLog(sweep_dir / "pretrained" / "pretraining.jsonl", PRETRAIN_KEY_FIELDS).runs.values()
+    )
     costs = project(sweep, timings, runs, pretrainings)
     table = markdown(costs, args.lanes)
     report = {

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from tabrasa.evidence.arms import MODALITIES, SWEEPS
+from tabrasa.evidence.arms import MODALITIES, PLANS, SWEEPS
 from tabrasa.evidence.cli_run import fit_and_score, quiet_lightning
 from tabrasa.evidence.learning_curves import RunKey, cli_args
 
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("modality", choices=list(MODALITIES))
     parser.add_argument("arm")
-    parser.add_argument("--plan", choices=("standard", "wide"), default="wide")
+    parser.add_argument("--plan", choices=PLANS, default="wide")
     parser.add_argument("--fraction", type=float, default=1.0)
     parser.add_argument("--lr", type=float, required=True)
     parser.add_argument("--seed", type=int, default=0)

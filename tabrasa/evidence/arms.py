@@ -6,7 +6,7 @@ head, data and trainer are identical and only the inductive bias differs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tabrasa.evidence.rate_sweep import Budget
 
@@ -175,6 +175,23 @@ class Sweep(Budget):
             raise ValueError(f"Sweep.fractions={self.fractions} must increase, each listed once")
 
 
+# Sized for 3 hours on 2 CPU cores (two runs at a time on one thread each; results/standard_cost/ prices
+# every logged run at its idle cost): 4 fractions over 1.5 orders of magnitude, 3 seeds, two rates
+# bracketed by up to two more each (a rate still best at an edge after one extension gets a second: the
+# keywords GridCNN's did at 9e-3).
+STANDARD = Sweep(
+    fractions=(0.03, 0.1, 0.3, 1.0),
+    learning_rates=(1e-3, 3e-3),
+    seeds=(0, 1, 2),
+    steps=300,  # each modality's StandardPlan overrides steps and batch size
+    limit=None,
+    batch_size=32,
+    quick=False,
+    plan="standard",
+    self_pretrained=True,
+    bracket=2,
+)
+
 SWEEPS = {
     "smoke": Sweep(
         fractions=(0.5, 1.0),
@@ -194,36 +211,10 @@ SWEEPS = {
         batch_size=32,
         quick=True,
     ),
-    # Sized for 3 hours on 2 CPU cores (two runs at a time on one thread each; results/standard_cost/
-    # prices every logged run at its idle cost): 4 fractions over 1.5 orders of magnitude, 3 seeds, two
-    # rates bracketed by up to two more each (a rate still best at an edge after one extension gets a
-    # second: the keywords GridCNN's did at 9e-3).
-    "standard": Sweep(
-        fractions=(0.03, 0.1, 0.3, 1.0),
-        learning_rates=(1e-3, 3e-3),
-        seeds=(0, 1, 2),
-        steps=300,  # each modality's StandardPlan overrides steps and batch size
-        limit=None,
-        batch_size=32,
-        quick=False,
-        plan="standard",
-        self_pretrained=True,
-        bracket=2,
-    ),
+    "standard": STANDARD,
     # The standard mode as first sized, every arm 128 wide (6.2 h on 2 idle cores, results/standard_cost/):
-    # results/generalization_wide/ holds its curves.
-    "wide": Sweep(
-        fractions=(0.03, 0.1, 0.3, 1.0),
-        learning_rates=(1e-3, 3e-3),
-        seeds=(0, 1, 2),
-        steps=300,
-        limit=None,
-        batch_size=32,
-        quick=False,
-        plan="wide",
-        self_pretrained=True,
-        bracket=2,
-    ),
+    # the same fractions, seeds and rate protocol; results/generalization_wide/ holds its curves.
+    "wide": replace(STANDARD, plan="wide"),
     "full": Sweep(
         fractions=(0.01, 0.03, 0.1, 0.3, 1.0),
         learning_rates=(3e-4, 1e-3, 3e-3),
