@@ -9,8 +9,8 @@ inductive-bias baseline (same data module, tokenizer, budget and test set), 2 se
 
 Each run is `tabrasa fit --config <config> --model.init_args.backbone configs/backbone/<arm>.yaml`, as a
 user types it (validation, the best checkpoint by val/acc, tested once). With --curves, each arm trains
-at the rate the standard learning-curve sweep chose for it on validation at full data; otherwise at the
-config's rate. --max-steps N caps every fit at N steps (the config's schedule planned over them,
+at the rate the learning-curve sweep chose for it on validation at full data; otherwise at the config's
+rate. --max-steps N caps every fit at N steps (the config's schedule planned over them,
 validation at each quarter): the same budget for both arms when the configs as shipped cost too much
 here. Writes runs.jsonl (with every run card; rerunning resumes), generality.json and
 generality.md into --out.
@@ -51,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="a learning-curve folder (--wide's arms are the configs' width)",
     )
+    parser.add_argument(
+        "--curves-sweep",
+        choices=list(SWEEPS),
+        default=None,
+        help="the sweep that wrote --curves (default: from its folder name, generalization_<sweep>)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "generality")
     parser.add_argument(
         "--max-steps", type=int, default=None, help="train every fit for this many steps (a multiple of 4)"
@@ -60,6 +66,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.curves is not None and not (args.curves / "runs.jsonl").is_file():
         parser.error(f"--curves {args.curves}: no runs.jsonl there; run bench_generalization.py --wide first")
     curves = RunLog(args.curves / "runs.jsonl", CURVE_FIELDS) if args.curves else None
+    # The curves replay under the protocol that wrote them (its rates and bracketing); another sweep's would
+    # read a finished point as unfinished, or the reverse.
+    sweep_name = args.curves_sweep
+    if args.curves is not None and sweep_name is None:
+        sweep_name = args.curves.name.removeprefix("generalization_")
+        if sweep_name not in SWEEPS:
+            choices = ", ".join(SWEEPS)
+            parser.error(f"--curves {args.curves}: name the sweep that wrote it, --curves-sweep ({choices})")
+    sweep = SWEEPS[sweep_name or "standard"]
     log = RunLog(args.out / "runs.jsonl", KEY_FIELDS)
     try:
         step_cap_args(args.max_steps)
@@ -67,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(f"--max-steps: {error}")
     seeds = tuple(args.seeds)
-    run_generality(ROOT, args.modalities, log, curves, SWEEPS["standard"], seeds, args.extra, args.max_steps)
+    run_generality(ROOT, args.modalities, log, curves, sweep, seeds, args.extra, args.max_steps)
     rows = summarise_generality(log, args.modalities, seeds)
     (args.out / "generality.json").write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
     table = generality_table(rows)

@@ -93,6 +93,34 @@ def test_rates_come_from_the_curves_validation_at_full_data(tmp_path: Path) -> N
     assert chosen_rates(points, "image") == {"grid_cnn": 1e-3}, "small has not run: config's rate"
 
 
+def test_curves_replay_under_the_bracket_of_the_sweep_that_wrote_them(tmp_path: Path) -> None:
+    curves = RunLog(tmp_path / "runs.jsonl", CURVE_FIELDS)
+    for lr, val in ((1e-3, 0.5), (3e-3, 0.6), (9e-3, 0.7), (2.7e-2, 0.8)):  # best at the top after two
+        curves.add({"modality": "audio", "arm": "grid_cnn", "fraction": 1.0, "lr": lr, "seed": 0,
+                    "val_acc": val, "test_acc": val, **RUN_FIELDS})  # fmt: skip
+    for seed in (1, 2):
+        curves.add({"modality": "audio", "arm": "grid_cnn", "fraction": 1.0, "lr": 2.7e-2, "seed": seed,
+                    "val_acc": 0.8, "test_acc": 0.8, **RUN_FIELDS})  # fmt: skip
+    assert SWEEPS["wide"].bracket == 2 < SWEEPS["standard"].bracket
+    assert chosen_rates(full_data_points(curves, SWEEPS["wide"], "audio"), "audio") == {
+        "grid_cnn": pytest.approx(2.7e-2)
+    }
+    assert chosen_rates(full_data_points(curves, SWEEPS["standard"], "audio"), "audio") == {}, (
+        "a third extension is owed under the standard bracket: the point has not finished"
+    )
+
+
+def test_curves_from_an_unnamed_folder_need_their_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "my_curves"
+    folder.mkdir()
+    (folder / "runs.jsonl").write_text("")
+    with pytest.raises(SystemExit):
+        load_script().main(["--curves", str(folder), "--out", str(tmp_path / "out")])
+    assert "name the sweep that wrote it, --curves-sweep (" in capsys.readouterr().err
+
+
 def test_with_curves_only_the_baseline_validation_prefers_runs(tmp_path: Path) -> None:
     sweep = replace(SWEEPS["standard"], seeds=(0,), bracket=0)
     curves = RunLog(tmp_path / "runs.jsonl", CURVE_FIELDS)
