@@ -10,7 +10,8 @@ inductive-bias baseline (same data module, tokenizer, budget and test set), 2 se
 Each run is `tabrasa fit --config <config> --model.init_args.backbone configs/backbone/<arm>.yaml`, as a
 user types it (validation, the best checkpoint by val/acc, tested once). With --curves, each arm trains
 at the rate the learning-curve sweep chose for it on validation at full data; otherwise at the config's
-rate. --max-steps N caps every fit at N steps (the config's schedule planned over them,
+rate; the curves replay under the sweep that wrote them, named by their folder (generalization_<sweep>)
+or by --curves-sweep. --max-steps N caps every fit at N steps (the config's schedule planned over them,
 validation at each quarter): the same budget for both arms when the configs as shipped cost too much
 here. Writes runs.jsonl (with every run card; rerunning resumes), generality.json and
 generality.md into --out.

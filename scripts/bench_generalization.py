@@ -1,7 +1,7 @@
 """Learning curves on four modalities: the transformer against CNN and LSTM baselines.
 
     python scripts/bench_generalization.py --quick              # ≤ 20 minutes on 2 CPU cores
-    python scripts/bench_generalization.py --standard           # the evidence: sized for 3 h on 2 cores
+    python scripts/bench_generalization.py --standard           # the evidence: 2.7 h on 2 idle cores
     python scripts/bench_generalization.py --wide               # the same arms 128 wide: 6.2 h
     python scripts/bench_generalization.py --standard --lane 0/2 &  # two processes on two cores, then
     python scripts/bench_generalization.py --standard --lane 1/2    # once more without --lane: the report
