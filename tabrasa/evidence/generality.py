@@ -5,8 +5,9 @@ only the baseline their validation prefers at full data).
 
 Runs are interleaved (seed outermost, then arms) so drifting machine load falls on every arm alike, and
 each run's card (wall time, load, versions, the tested checkpoint, test metrics) is logged whole. The
-learning rate of an arm is the one the standard learning-curve sweep chose for it on validation at full
-data when that log is given; otherwise the config's own rate, and the table says which.
+learning rate of an arm is the one a learning-curve sweep chose for it on validation at full data when
+that sweep's log is given (replayed under that sweep's rate protocol); otherwise the config's own rate,
+and the table says which.
 
 A step cap (`max_steps`) trains every arm for the same number of optimizer steps with the config's warmup
 and cosine planned over them (Lightning's `estimated_stepping_batches` is the cap), validating at each
