@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU evidence as one prepared run, for one machine with one GPU (README "Evidence"):
-#   1. the full learning-curve sweep (scripts/bench_generalization.py --full), resumable;
+#   1. the data-using learning curves and permutation test (python -m benchmarks.bench_curves), resumable;
 #   2. bf16 training throughput of tabrasa's backbone against timm ViT blocks and Hugging Face BertModel at
 #      the README's shapes, tokens/s and MFU against the GPU's measured bf16 matmul peak;
-#   3. one epoch of the IMDB preset in bf16 on the GPU, tested on the whole test split.
+#   3. one epoch of the IMDB preset in bf16 on the GPU, tested on the whole test split;
+#   4. FSDP / FSDP2 against DDP: peak memory per device (scripts/gpu_sharding.py).
 # Everything goes under $OUT_DIR (default results/gpu/), with nvidia-smi's view of the device.
 #
 #   bash scripts/gpu_evidence.sh                      # on the GPU machine
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 TINY=0
 [[ "${1:-}" == "--tiny" ]] && TINY=1
 OUT_DIR=${OUT_DIR:-results/gpu}
-STEPS=${STEPS:-"1 2 3"}
+STEPS=${STEPS:-"1 2 3 4"}
 if [[ $TINY == 1 ]]; then DEVICE=${DEVICE:-cpu}; else DEVICE=${DEVICE:-cuda}; fi
 if [[ $DEVICE == cuda ]] && ! python -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
   echo "gpu_evidence.sh: no CUDA device visible to torch; run it on the GPU machine, or --tiny on CPU" >&2
@@ -28,14 +29,16 @@ git rev-parse HEAD > "$OUT_DIR/commit.txt" 2>/dev/null || true
 
 for step in $STEPS; do
   case $step in
-    1)  # learning curves: every arm, fraction and seed of the full mode (resumes from runs.jsonl)
-      sweep=(--full)
-      [[ $TINY == 1 ]] && sweep=(--smoke --modalities image)
-      python scripts/bench_generalization.py "${sweep[@]}" --out "$OUT_DIR/learning_curves"
+    1)  # data-using learning curves and the permutation test: every arm, fraction and seed, early-stopped
+        # on validation (benchmarks/curves/); resumes per arm from runs.jsonl
+      sweep=()
+      [[ $TINY == 1 ]] && sweep=(--smoke --modalities image --arms transformer floor_logreg)
+      python -m benchmarks.bench_curves "${sweep[@]}" --out "$OUT_DIR/curves" \
+        --permutation-out "$OUT_DIR/permutation/summary.csv"
       ;;
     2)  # throughput and MFU at the README's shapes; int8 and the CPU profiler do not apply on a GPU
       size=$([[ $TINY == 1 ]] && echo --smoke || echo "--threads 16")
-      python scripts/bench_throughput.py $size --device "$DEVICE" --precisions fp32,bf16 --no-int8 \
+      python -m benchmarks.bench_throughput $size --device "$DEVICE" --precisions fp32,bf16 --no-int8 \
         --no-profile --part speed --out "$OUT_DIR/throughput.json"
       ;;
     3)  # one epoch of the IMDB preset in bf16, its run card beside the checkpoints
@@ -48,7 +51,12 @@ for step in $STEPS; do
       cp "$(find "$OUT_DIR/imdb_fit" -name run_card.json -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2)" \
         "$OUT_DIR/imdb_one_epoch.json"
       ;;
-    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3)" >&2; exit 2 ;;
+    4)  # FSDP (bf16, activation checkpointing) and FSDP2 against DDP: peak memory per device and step time
+      sharding=()
+      [[ $TINY == 1 ]] && sharding=(--tiny)
+      python scripts/gpu_sharding.py "${sharding[@]}" --out "$OUT_DIR/sharding.json"
+      ;;
+    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3 4)" >&2; exit 2 ;;
   esac
 done
 echo "gpu_evidence.sh: wrote $OUT_DIR"

@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Fashion-MNIST; the speech engines that synthesise the keyword set; UniProt localisation (BLAST dbs).
-DEBIAN_PACKAGES=(dataset-fashion-mnist espeak-ng flite sox libsndfile1 metastudent-data)
+# Fashion-MNIST; the speech engines that synthesise the keyword set; UniProt localisation (BLAST dbs);
+# MMseqs2 for homology-aware protein splits; Chromium and its driver for the serving page's browser test.
+DEBIAN_PACKAGES=(dataset-fashion-mnist espeak-ng flite sox libsndfile1 metastudent-data mmseqs2 chromium
+    chromium-driver)
 
 if [[ "${1:-}" == "--test" ]]; then
     missing=()

@@ -1,13 +1,17 @@
-"""Shared fixtures: a fixed seed, an isolated data cache, no network."""
+"""Shared fixtures: a fixed seed, an isolated data cache, no network; the TABRASA_REQUIRE_ALL switch (see
+tests/availability.py) and the suite's wall time at the end."""
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
+
+from tests.availability import pytest_runtest_makereport  # noqa: F401  (the hook behind TABRASA_REQUIRE_ALL)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -45,3 +49,16 @@ def _checkout_stays_clean() -> Iterator[None]:
     yield
     new = sorted({name for name in RUN_OUTPUTS if (ROOT / name).exists()} - before)
     assert not new, f"the suite wrote {new} into the checkout; point the run at tmp_path"
+
+
+_STARTED = time.monotonic()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _STARTED
+    _STARTED = time.monotonic()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The suite's wall time, collection included, as the last summary line: the cost every change adds to."""
+    terminalreporter.write_sep("-", f"suite wall time {time.monotonic() - _STARTED:.1f} s")

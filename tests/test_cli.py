@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from tabrasa.backbone import Encoder, SequenceCNN, SequenceLSTM
-from tabrasa.cli import build_cli
 from tabrasa.training import ResumeCheckpoint, best_checkpoint_callback, load_checkpoint
+from tabrasa.training.lightning_cli import build_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every shipped config that names a model and its data (configs/distill/ layers on a task config).
@@ -53,19 +53,62 @@ def test_configs_exist() -> None:
     assert ROOT / "configs" / "text" / "imdb.yaml" in TASK_CONFIGS
 
 
-@pytest.mark.parametrize("config", TASK_CONFIGS, ids=lambda p: str(p.relative_to(ROOT / "configs")))
-def test_a_step_budget_validates_on_steps_across_epochs(config: Path) -> None:
-    """A preset budgeted in steps alone (max_steps, no max_epochs) that validates every N steps must count
-    them across epochs (check_val_every_n_epoch: null): otherwise Lightning refuses an N longer than one
-    epoch, which configs/pretrain/audio.yaml and image.yaml did (125 and 453 batches an epoch < 500), and
-    the smoke run above, with fast_dev_run, cannot see it."""
-    trainer = yaml.safe_load(config.read_text()).get("trainer", {})
+def budget_problem(trainer: dict) -> str | None:
+    """What is wrong with a trainer section's training budget and validation schedule, or None.
+
+    Three budgets are shipped, and each must validate the weights it ends with:
+    - epochs (max_epochs, no max_steps): validated at each epoch's end, or at fractions of it;
+    - steps across epochs (max_steps, no max_epochs): an integer val_check_interval counts steps across
+      epochs only with check_val_every_n_epoch: null, else Lightning refuses one longer than an epoch
+      (configs/pretrain/audio.yaml and image.yaml did: 125 and 453 batches an epoch < 500);
+    - steps within one epoch (max_steps with max_epochs: 1).
+    A step budget validates on a multiple of val_check_interval, so that must divide max_steps. The smoke
+    run below, with fast_dev_run, cannot see any of this."""
+    steps, epochs = trainer.get("max_steps"), trainer.get("max_epochs")
     interval = trainer.get("val_check_interval")
-    if "max_steps" in trainer and "max_epochs" not in trainer and isinstance(interval, int) and interval > 1:
-        assert "check_val_every_n_epoch" in trainer and trainer["check_val_every_n_epoch"] is None, (
-            f"{config.relative_to(ROOT)}: val_check_interval {interval} steps needs "
-            "check_val_every_n_epoch: null"
-        )
+    if steps is None:
+        if epochs is None:
+            return "no max_epochs or max_steps: Lightning would train for 1000 epochs"
+        if interval is not None and not (isinstance(interval, float) and 0 < interval <= 1):
+            return f"an epoch budget with val_check_interval {interval}: give a fraction of an epoch"
+        return None
+    if epochs not in (None, 1):
+        return f"max_steps {steps} and max_epochs {epochs}: which one ends the run is unclear"
+    if not isinstance(interval, int) or steps % interval:
+        return f"val_check_interval {interval} does not divide max_steps {steps}: the end goes unvalidated"
+    if epochs is None and interval > 1 and trainer.get("check_val_every_n_epoch", 1) is not None:
+        return f"val_check_interval {interval} steps across epochs needs check_val_every_n_epoch: null"
+    return None
+
+
+@pytest.mark.parametrize("config", TASK_CONFIGS, ids=lambda p: str(p.relative_to(ROOT / "configs")))
+def test_every_budget_validates_the_weights_it_ends_with(config: Path) -> None:
+    trainer = yaml.safe_load(config.read_text()).get("trainer", {})
+    assert budget_problem(trainer) is None, f"{config.relative_to(ROOT)}: {budget_problem(trainer)}"
+
+
+def test_every_task_config_is_checked() -> None:
+    """The configs are found by what they hold, not listed here, so a new one cannot be missed; this keeps
+    the search itself from finding nothing (every modality's folder contributes)."""
+    folders = {p.parent.name for p in TASK_CONFIGS}
+    assert {"audio", "image", "joint", "pretrain", "protein", "text"} <= folders
+
+
+@pytest.mark.parametrize(
+    ("trainer", "problem"),
+    [
+        ({"max_steps": 1500, "val_check_interval": 500}, "check_val_every_n_epoch: null"),
+        ({"max_steps": 250, "max_epochs": 1, "val_check_interval": 100}, "does not divide"),
+        ({"max_steps": 250, "max_epochs": 1}, "does not divide"),
+        ({"max_steps": 600, "max_epochs": 3, "val_check_interval": 200}, "unclear"),
+        ({"max_epochs": 3, "val_check_interval": 200}, "fraction of an epoch"),
+        ({}, "1000 epochs"),
+    ],
+)
+def test_a_budget_that_skips_validation_is_caught(trainer: dict, problem: str) -> None:
+    """Counter-test: the mistakes above (the first is what pretrain/audio.yaml shipped) are each reported."""
+    found = budget_problem(trainer)
+    assert found is not None and problem in found
 
 
 @pytest.mark.slow

@@ -27,8 +27,8 @@ def test_without_a_gpu_the_full_run_stops_and_says_why(tmp_path: Path) -> None:
 
 
 def test_an_unknown_step_is_refused(tmp_path: Path) -> None:
-    done = run(tmp_path / "gpu", "--tiny", STEPS="4")
-    assert done.returncode == 2 and "unknown step 4" in done.stderr
+    done = run(tmp_path / "gpu", "--tiny", STEPS="9")
+    assert done.returncode == 2 and "unknown step 9" in done.stderr
 
 
 @pytest.mark.slow
@@ -41,7 +41,8 @@ def test_tiny_run_writes_every_part(cache_dir: Path, tmp_path: Path) -> None:
     systems = {(r["system"], r["precision"]) for r in throughput["rows"]}
     assert {("tabrasa", "bf16"), ("timm", "bf16"), ("tabrasa", "fp32")} <= systems
     assert all(r["mfu"] is not None and r["mfu"] > 0 for r in throughput["rows"])
-    assert (out / "learning_curves" / "runs.jsonl").read_text().strip()
+    assert (out / "curves" / "runs.jsonl").read_text().strip()
+    assert (out / "curves" / "points.csv").read_text().startswith("modality,arm,fraction")
     card = json.loads((out / "imdb_one_epoch.json").read_text())
     assert card["global_step"] == 2 and "test/acc" in card["test"]
     assert (out / "nvidia_smi.txt").exists() and (out / "commit.txt").exists()

@@ -28,7 +28,8 @@ def gather_steps(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 
 
 class SequenceLSTM(nn.Module):
-    """dim: token width (each direction has dim/2 units, so outputs are dim wide). layers: stacked LSTMs.
+    """dim: token width (each direction has dim/2 units, so outputs are dim wide). layers: stacked LSTMs
+    (5 keeps it within 20% of the transformer's size at 64 and at 128 wide; 4 falls to 76% at 64).
 
     Padding (a suffix, as every tokenizer pads) never reaches a real token's output: the backward
     direction starts at each sequence's last real token. On CUDA the sequences are packed by length
@@ -39,7 +40,7 @@ class SequenceLSTM(nn.Module):
     the packed path), from the same `nn.LSTM` parameters.
     """
 
-    def __init__(self, dim: int = 128, layers: int = 4, dropout: float = 0.1) -> None:
+    def __init__(self, dim: int = 128, layers: int = 5, dropout: float = 0.1) -> None:
         super().__init__()
         if dim % 2:
             raise ValueError(f"SequenceLSTM dim={dim} must be even (dim/2 units per direction)")

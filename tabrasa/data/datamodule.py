@@ -20,9 +20,9 @@ from typing import Any
 
 import datasets
 import numpy as np
-import pytorch_lightning as pl
 from torch.utils.data import DataLoader, Dataset
 
+from tabrasa.data.base_module import BaseDataModule
 from tabrasa.data.bucketing import LengthBucketBatchSampler
 from tabrasa.data.inputs import InputScreen
 from tabrasa.data.loader import LoaderConfig
@@ -34,7 +34,7 @@ from tabrasa.training.resumable_data import ResumableLoader
 SPLITS = ("train", "validation", "test")
 
 
-class TabrasaDataModule(pl.LightningDataModule):
+class TabrasaDataModule(BaseDataModule):
     """tokenizer: raw example → tensors (class_path in YAML); None gives the data module's default.
     loader: batch size, workers and length bucketing (`--data.loader.batch_size 16`).
     limit: at most this many examples per split, taken before anything expensive (vocabulary training,
@@ -56,33 +56,15 @@ class TabrasaDataModule(pl.LightningDataModule):
         skip_bad_inputs: bool = False,
         cache_dir: str | None = None,
     ) -> None:
-        super().__init__()
-        if limit is not None and limit < 1:
-            raise UserError(f"limit={limit} must be >= 1 or None")
+        super().__init__(tokenizer, loader, limit, seed, cache_dir)
         if not 0.0 < train_fraction <= 1.0:
             raise UserError(f"train_fraction={train_fraction} must be in (0, 1]")
-        self._tokenizer = tokenizer
-        self.loader_config = loader
-        self.limit = limit
-        self.seed = seed
         self.train_fraction = train_fraction
         self.skip_bad_inputs = skip_bad_inputs
-        self.cache_dir = cache_dir
         self.screen = InputScreen()
         self._splits: datasets.DatasetDict | None = None
 
-    @property
-    def batch_size(self) -> int:
-        return self.loader_config.batch_size
-
-    # What the CLI links into the model ---------------------------------------------------------------
-    @property
-    def tokenizer(self) -> Tokenizer:
-        """The preprocessing half; the model builds the matching embedder from it."""
-        if self._tokenizer is None:
-            self._tokenizer = self.default_tokenizer()
-        return self._tokenizer
-
+    # What the CLI links into the model (and `tokenizer`, from BaseDataModule) ------------------------
     @property
     def class_names(self) -> Sequence[str]:
         return self.splits["train"].features["label"].names
@@ -100,12 +82,6 @@ class TabrasaDataModule(pl.LightningDataModule):
     def raw_input(self, row: dict[str, Any], split: str) -> Any:
         """One row of `split` → the raw example for `tokenizer.encode` (default: the row itself)."""
         return row
-
-    def default_tokenizer(self) -> Tokenizer:
-        raise UserError(
-            f"{type(self).__name__} has no default tokenizer; give one in the config "
-            f"(data.init_args.tokenizer with a class_path)"
-        )
 
     def lengths(self, split: str) -> Sequence[int] | None:
         """Each example's length in tokens, for `loader.bucket_by_length`; None where unknown."""

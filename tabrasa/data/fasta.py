@@ -6,6 +6,8 @@ import gzip
 from collections.abc import Iterator
 from pathlib import Path
 
+from tabrasa.errors import UserError
+
 
 def read_fasta(path: str | Path) -> Iterator[tuple[str, str]]:
     """Yield (header without '>', sequence with line breaks removed); `.gz` files are read as gzip."""
@@ -21,7 +23,10 @@ def read_fasta(path: str | Path) -> Iterator[tuple[str, str]]:
                     yield header, "".join(lines)
                 header, lines = line[1:].strip(), []
             elif line and header is None:
-                raise ValueError(f"{path} line {number}: sequence before the first '>' header; is it FASTA?")
+                raise UserError(
+                    f"{path} line {number}: sequence before the first '>' header; is it FASTA? Give a FASTA "
+                    f"file (>header lines, then residues)"
+                )
             elif line:
                 lines.append(line)
     if header is not None:

@@ -21,7 +21,7 @@ from tabrasa.data.image_classification import ImageClassificationDataModule
 from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
 from tabrasa.data.splits import Size, complete_splits, encode_labels
 from tabrasa.data.text_classification import TextClassificationDataModule
-from tabrasa.data.user_data import select_columns
+from tabrasa.data.user_data import require_columns, select_columns
 from tabrasa.tokenizers.audio import AudioTokenizer
 
 SPLIT_NAMES = {"train": ("train",), "validation": ("validation", "valid", "val", "dev"), "test": ("test",)}
@@ -42,7 +42,8 @@ def hub_splits(
     found = {
         ours: loaded[theirs] for ours, names in SPLIT_NAMES.items() for theirs in names if theirs in loaded
     }
-    splits = encode_labels(select_columns(datasets.DatasetDict(found), columns, dataset_id))
+    sources = {split: f"hub dataset {dataset_id!r} ({split} split)" for split in found}
+    splits = encode_labels(select_columns(datasets.DatasetDict(found), columns, sources))
     return complete_splits(dict(splits), val_size, test_size, seed, dataset_id)
 
 
@@ -148,7 +149,9 @@ class HubProteinDataModule(ProteinClassificationDataModule):
         loaded = datasets.load_dataset(
             self.dataset_id, self.config_name, cache_dir=str(cache_root(self.cache_dir) / "hf")
         )
+        wanted = {self.sequence_column: "sequence_column", self.label_column: "label_column"}
         for split, rows in loaded.items():
+            require_columns(f"hub dataset {self.dataset_id!r} ({split} split)", rows.column_names, wanted)
             label = rows.features.get(self.label_column)
             names = label.names if isinstance(label, datasets.ClassLabel) else None
             for i, row in enumerate(rows.select_columns([self.sequence_column, self.label_column])):

@@ -1,14 +1,18 @@
 """Protein sequence classification: labelled sequences → deduplicated, seeded Arrow splits → residue tokens.
 
 Identical sequences are kept once (and dropped when their labels disagree), then split, so no sequence is
-in two splits: otherwise a test protein seen in training measures memory, not prediction. Residues are
+in two splits: otherwise a test protein seen in training measures memory, not prediction. With
+`split="homology"` whole MMseqs2 clusters go to one split, so no test protein has a close homolog in
+training either (see `homology_split`); "random" is the seeded, label-stratified split. Residues are
 tokenised in the loader workers (a table lookup), which lets training see a fresh random window of each
 long protein every epoch; with `loader.bucket_by_length` batches group proteins of similar length.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 from abc import abstractmethod
 from collections import Counter
 from collections.abc import Iterable
@@ -21,12 +25,15 @@ from pytorch_lightning.utilities import rank_zero_info
 
 from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.datamodule import TabrasaDataModule
+from tabrasa.data.homology_split import ClusterSettings, SplitMethod, homology_train_val_test
 from tabrasa.data.inputs import require_classes
 from tabrasa.data.splits import Size, train_val_test
+from tabrasa.errors import UserError
 from tabrasa.io import atomic_write
 from tabrasa.tokenizers.protein import ProteinTokenizer, clean_sequence
 
 TrainCrop = Literal["random", "truncate"]
+SPLIT_RECORD = "split.json"  # beside the cached splits: how they were made, for the run card
 
 
 class ProteinRecord(NamedTuple):
@@ -41,7 +48,9 @@ class ProteinClassificationDataModule(TabrasaDataModule):
     window of max_length - 2 residues of each longer protein, new every epoch (an augmentation, but it
     rarely keeps the N-terminal signal peptide that evaluation's head_tail keeps: off for localisation).
     val_size / test_size: rows or fractions. With `limit`, only the first 3 × limit records of the source
-    are read (limit per split), and the sizes are capped at limit."""
+    are read (limit per split), and the sizes are capped at limit.
+    split: "random" (seeded, stratified by label) or "homology" (whole MMseqs2 clusters per split, at
+    `identity`, 0.3 by default; needs the mmseqs binary). identity: the clustering's sequence identity."""
 
     def __init__(
         self,
@@ -49,12 +58,18 @@ class ProteinClassificationDataModule(TabrasaDataModule):
         train_crop: TrainCrop = "truncate",
         val_size: Size = 0.1,
         test_size: Size = 0.1,
+        split: SplitMethod = "random",
+        identity: float = 0.3,
         **kwargs: Any,
     ) -> None:
         super().__init__(tokenizer=tokenizer, **kwargs)
         if train_crop not in ("random", "truncate"):
             raise ValueError(f"train_crop={train_crop!r} is not known; choose random or truncate")
+        if split not in ("random", "homology"):
+            raise UserError(f"split={split!r} is not known; choose homology or random")
         self.train_crop = train_crop
+        self.split = split
+        self.cluster_settings = ClusterSettings(identity=identity) if split == "homology" else None
         self.val_size = val_size if self.limit is None else _capped(val_size, self.limit)
         self.test_size = test_size if self.limit is None else _capped(test_size, self.limit)
 
@@ -79,18 +94,45 @@ class ProteinClassificationDataModule(TabrasaDataModule):
         settings = {**self.source_settings(), "val": self.val_size, "test": self.test_size, "seed": self.seed}
         if self.limit is not None:
             settings["limit"] = self.limit
+        if self.cluster_settings is not None:  # random splits keep the cache key they always had
+            settings["homology"] = dataclasses.asdict(self.cluster_settings)
         return cache_root(self.cache_dir) / self.name / f"splits-{settings_key(settings)}"
 
     def load_splits(self) -> datasets.DatasetDict:
         if not hasattr(self, "_loaded"):
             path = self.cache_path
             if not path.exists():
-                table = self.labelled_table()
-                splits = train_val_test(table, self.val_size, self.test_size, self.seed, self.name)
-                atomic_write(path, lambda tmp: splits.save_to_disk(str(tmp)))
+                splits, record = self.split_table(self.labelled_table())
+
+                def write(tmp: Path) -> None:
+                    splits.save_to_disk(str(tmp))
+                    (tmp / SPLIT_RECORD).write_text(json.dumps(record, indent=2) + "\n")
+
+                atomic_write(path, write)
             self._loaded = datasets.load_from_disk(str(path))
             self._report_lengths(self._loaded)
         return self._loaded
+
+    def split_table(self, table: datasets.Dataset) -> tuple[datasets.DatasetDict, dict[str, Any]]:
+        """The deduplicated table → (train / validation / test, how they were split)."""
+        if self.cluster_settings is None:
+            splits = train_val_test(table, self.val_size, self.test_size, self.seed, self.name)
+            return splits, {"method": "random", "stratified": True, "seed": self.seed}
+        splits, record = homology_train_val_test(
+            table, self.val_size, self.test_size, self.seed, self.cluster_settings, self.cache_dir
+        )
+        rank_zero_info(
+            f"[{self.name}] homology split: {record['n_clusters']:,} clusters at identity "
+            f"{record['identity']}, fractions {record['achieved_fractions']}"
+        )
+        return splits, record
+
+    @property
+    def split_record(self) -> dict[str, Any]:
+        """How the splits were made (method, seed; for homology the MMseqs2 settings, version, number of
+        clusters and the fractions reached): the run card's data.split."""
+        saved = self.cache_path / SPLIT_RECORD
+        return json.loads(saved.read_text()) if saved.exists() else {"method": self.split, "seed": self.seed}
 
     def labelled_table(self) -> datasets.Dataset:
         """The source's records (the first 3 × limit with a limit) → one deduplicated Arrow table."""

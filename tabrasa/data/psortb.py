@@ -3,8 +3,8 @@
 The Debian package `psortb` ships the set as plain FASTA whose headers read
 `>gi [Localization] [subcategory] description`. Proteins with two localisations (`[A,B]`, about 1%) are
 left out, so every protein has exactly one of: Cytoplasmic, CytoplasmicMembrane, Periplasmic,
-OuterMembrane, Extracellular. PSORTb publishes no split; ours is seeded and stratified, after
-deduplication (see `protein_classification`).
+OuterMembrane, Extracellular. PSORTb publishes no split; ours is seeded, after deduplication, and keeps
+whole MMseqs2 clusters (30% identity) in one split (see `protein_classification`, `homology_split`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from tabrasa.data.cache import cache_root
 from tabrasa.data.fasta import read_fasta
+from tabrasa.data.homology_split import SplitMethod
 from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
 from tabrasa.data.sources import first_existing
 
@@ -54,10 +55,18 @@ def psortb_records(path: Path) -> Iterator[ProteinRecord]:
 
 
 class PSORTbDataModule(ProteinClassificationDataModule):
-    """PSORTb's reference set for `organism` (gramneg: 11,190 unique proteins, majority class 69%)."""
+    """PSORTb's reference set for `organism` (gramneg: 11,190 unique proteins, majority class 69%), split
+    by homology clusters by default (`split: random` for the stratified random split)."""
 
-    def __init__(self, *args: Any, organism: Organism = "gramneg", **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        *args: Any,
+        organism: Organism = "gramneg",
+        split: SplitMethod = "homology",
+        identity: float = 0.3,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, split=split, identity=identity, **kwargs)
         self.organism = organism
 
     @property

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datasets
 from pytorch_lightning.utilities import rank_zero_warn
 
+from tabrasa.errors import UserError
+
 Size = int | float  # a number of rows (>= 1) or a fraction of them (< 1)
 
 
@@ -17,10 +19,15 @@ def holdout(
     plain random and a warning says so, rather than failing.
     """
     if size <= 0 or (isinstance(size, float) and size >= 1):
-        raise ValueError(f"{what} size={size} must be a count >= 1 or a fraction in (0, 1)")
+        raise UserError(
+            f"{what} size={size} must be a count >= 1 or a fraction in (0, 1); set data.val_size / test_size"
+        )
     count = int(size) if size >= 1 else max(1, round(size * len(rows)))
     if count >= len(rows):
-        raise ValueError(f"{what} size={size} leaves nothing of the {len(rows)} rows to train on; lower it")
+        raise UserError(
+            f"{what} size={size} leaves nothing of the {len(rows)} rows to train on; lower data.val_size / "
+            f"test_size"
+        )
     try:
         split = rows.train_test_split(test_size=count, seed=seed, stratify_by_column="label")
     except ValueError as error:
@@ -45,15 +52,16 @@ def encode_labels(splits: datasets.DatasetDict, column: str = "label") -> datase
         return splits
     values = set(splits["train"].unique(column))
     if None in values or "" in values:
-        raise ValueError(f"the training data has rows without a {column!r}; fill or drop them")
+        raise UserError(f"the training data has rows without a {column!r}; fill or drop them")
     ordered = sorted(values, key=lambda v: (isinstance(v, str), v))
     index = {str(v): i for i, v in enumerate(ordered)}
 
     def encode(batch: dict[str, list[object]], split: str) -> dict[str, list[int]]:
         unknown = sorted({str(v) for v in batch[column]} - set(index))
         if unknown:
-            raise ValueError(
-                f"{split} has labels {unknown[:5]} that the training data lacks; a model cannot learn them"
+            raise UserError(
+                f"{split} has labels {unknown[:5]} that the training data lacks, so a model cannot learn "
+                f"them; drop those rows or add examples of them to the training data"
             )
         return {column: [index[str(v)] for v in batch[column]]}
 
@@ -72,7 +80,9 @@ def complete_splits(
 ) -> datasets.DatasetDict:
     """train (+ validation, + test where given) → all three, holding out the missing ones from train."""
     if "train" not in splits:
-        raise ValueError(f"{name} has splits {sorted(splits)} but no train split")
+        raise UserError(
+            f"{name} has splits {sorted(splits)} but no train split; add one (the others are held out of it)"
+        )
     train = splits["train"]
     test = splits.get("test")
     if test is None:

@@ -36,8 +36,9 @@ class TextClassificationDataModule(TabrasaDataModule):
     The default tokenizer's settings: max_length (tokens including [CLS]/[SEP]; longer texts follow
     `truncation` and are counted), vocab_size / subword / lowercase (the vocabulary trained on the training
     split), unless tokenizer_path names a tokenizer.json or vocab.txt (for example a pretrained model's).
-    tokenizer_family: with tokenizer_path, the pretrained family (e.g. bert) whose checkpoint folder it is;
-    the model then gets that family's embedder (BERT's token-type table) so its weights load whole."""
+    A pretrained family's own tokenizer (and with it that family's embedder, e.g. BERT's token-type table) is
+    handed in as `tokenizer: {class_path: tabrasa.pretrained.tokenizer.PretrainedTokenizer, ...}`: the data
+    layer never picks one."""
 
     def __init__(
         self,
@@ -47,19 +48,15 @@ class TextClassificationDataModule(TabrasaDataModule):
         subword: SubwordKind = "wordpiece",
         lowercase: bool = True,
         tokenizer_path: str | None = None,
-        tokenizer_family: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if tokenizer_family is not None and tokenizer_path is None:
-            raise ValueError("tokenizer_family needs tokenizer_path: the checkpoint folder of the vocabulary")
         self.max_length = max_length
         self.truncation = truncation
         self.vocab_size = vocab_size
         self.subword = subword
         self.lowercase = lowercase
         self.tokenizer_path = tokenizer_path
-        self.tokenizer_family = tokenizer_family
         self._raw_splits: datasets.DatasetDict | None = None
 
     @property
@@ -95,12 +92,6 @@ class TextClassificationDataModule(TabrasaDataModule):
                 _report_truncation(self.name, split, rows["text"], self.tokenizer)
 
     def default_tokenizer(self) -> Tokenizer:
-        if self.tokenizer_family is not None:
-            from tabrasa.pretrained.tokenizer import PretrainedTokenizer
-
-            return PretrainedTokenizer(
-                self.tokenizer_family, str(self.tokenizer_path), self.max_length, self.truncation
-            )
         return TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
 
     def _load_vocabulary(self) -> HFTokenizer:

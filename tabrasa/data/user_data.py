@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import datasets
+from datasets.exceptions import DatasetGenerationError
 
 from tabrasa.data.cache import cache_root
 from tabrasa.data.fasta import read_fasta
@@ -25,6 +26,7 @@ from tabrasa.data.splits import Size, complete_splits, encode_labels
 from tabrasa.data.text_classification import TextClassificationDataModule
 from tabrasa.errors import UserError
 
+DEFAULT_LABEL_PATTERN = r"^\S+\s+(\S+)"  # a FASTA header's second word: >P12345 nucleus …
 BUILDERS = {
     ".csv": ("csv", {}),
     ".tsv": ("csv", {"delimiter": "\t"}),
@@ -46,26 +48,59 @@ def read_table_files(files: dict[str, str], cache_dir: str | None) -> datasets.D
     """{split: CSV/TSV/JSONL path} → DatasetDict through `datasets.load_dataset` (cached as Arrow)."""
     suffixes = {Path(p).suffix.lower() for p in files.values()}
     if len(suffixes) != 1 or next(iter(suffixes)) not in BUILDERS:
-        raise ValueError(
-            f"data files {sorted(files.values())} must share one format: .csv, .tsv, .json or .jsonl"
+        raise UserError(
+            f"data files {sorted(files.values())} must share one format: .csv, .tsv, .json or .jsonl; "
+            f"convert them or rename them to say which"
         )
-    builder, options = BUILDERS[suffixes.pop()]
-    return datasets.load_dataset(
-        builder, data_files=files, cache_dir=str(cache_root(cache_dir) / "hf"), **options
-    )
+    suffix = suffixes.pop()
+    for path in files.values():
+        _require_rows(path, header=suffix in (".csv", ".tsv"))
+    builder, options = BUILDERS[suffix]
+    try:
+        return datasets.load_dataset(
+            builder, data_files=files, cache_dir=str(cache_root(cache_dir) / "hf"), **options
+        )
+    except DatasetGenerationError as error:  # the parser's own error is its cause
+        cause = error.__cause__ or error
+        raise UserError(
+            f"data file {' or '.join(sorted(files.values()))} cannot be read as {suffix[1:].upper()} "
+            f"({type(cause).__name__}: {str(cause).strip()}); fix it or rename it to its format's suffix"
+        ) from error
+
+
+def _require_rows(path: str, header: bool) -> None:
+    """A file with no examples (empty, or a header only) is refused before the parser sees it."""
+    with open(file_fingerprint(path)[0], encoding="utf-8", errors="replace") as handle:
+        lines = [line for _, line in zip(range(2), (line for line in handle if line.strip()), strict=False)]
+    if len(lines) < 1 + header:
+        what = "a header but no rows" if lines else "nothing"
+        raise UserError(f"data file {path} holds {what}; it needs one row per example")
+
+
+def require_columns(where: str, present: Sequence[str], wanted: Mapping[str, str]) -> None:
+    """wanted: column name → the data setting that gives it. A column `where` lacks is a UserError naming
+    the file, the column, the columns it has and the setting to change."""
+    missing = {column: setting for column, setting in wanted.items() if column not in present}
+    if missing:
+        has = ", ".join(repr(c) for c in present) or "none"
+        lacks = " and ".join(repr(c) for c in missing)
+        fix = " and ".join(f"--data.{setting}" for setting in missing.values())
+        plural = "s" if len(missing) > 1 else ""
+        raise UserError(
+            f"{where} has no column{plural} {lacks} (its columns: {has}); "
+            f"set {fix} to the name{plural} it uses"
+        )
 
 
 def select_columns(
-    splits: datasets.DatasetDict, columns: dict[str, str], source: str
+    splits: datasets.DatasetDict, columns: dict[str, str], sources: Mapping[str, str]
 ) -> datasets.DatasetDict:
-    """Keep `columns` (their name in the data → tabrasa's name) and rename them; a missing one is an error."""
+    """Keep `columns` (their name in the data → tabrasa's name, whose setting is `{tabrasa's}_column`) and
+    rename them; `sources` names each split's origin (its file) for the error on a missing one."""
     out = {}
+    wanted = {theirs: f"{ours}_column" for theirs, ours in columns.items()}
     for split, rows in splits.items():
-        missing = [c for c in columns if c not in rows.column_names]
-        if missing:
-            raise KeyError(
-                f"{source} {split} has columns {rows.column_names} but not {missing}; set the column names"
-            )
+        require_columns(sources[split], rows.column_names, wanted)
         rows = rows.select_columns(list(columns))
         out[split] = rows.rename_columns({k: v for k, v in columns.items() if k != v})
     return datasets.DatasetDict(out)
@@ -111,7 +146,8 @@ class TextFileDataModule(TextClassificationDataModule):
         return self.load_splits()["train"].features["label"].names
 
     def load_raw(self) -> datasets.DatasetDict:
-        tables = select_columns(read_table_files(self.files, self.cache_dir), self.columns, "text data")
+        sources = {split: f"data file {path}" for split, path in self.files.items()}
+        tables = select_columns(read_table_files(self.files, self.cache_dir), self.columns, sources)
         tables = self._screened(tables)
         splits = encode_labels(tables)
         require_classes(splits["train"].features["label"].names, self.files["train"])
@@ -166,7 +202,7 @@ class FastaDataModule(ProteinClassificationDataModule):
         self,
         path: str,
         *args: Any,
-        label_pattern: str = r"^\S+\s+(\S+)",
+        label_pattern: str = DEFAULT_LABEL_PATTERN,
         labels_csv: str | None = None,
         id_column: str = "id",
         label_column: str = "label",
@@ -176,7 +212,10 @@ class FastaDataModule(ProteinClassificationDataModule):
         self.path = str(Path(path).expanduser())
         self.label_pattern = re.compile(label_pattern)
         if self.label_pattern.groups < 1:
-            raise ValueError(f"label_pattern={label_pattern!r} needs a (group) around the label")
+            raise UserError(
+                f"label_pattern={label_pattern!r} needs a (group) around the label, as the default "
+                f"{DEFAULT_LABEL_PATTERN!r} has"
+            )
         self.labels_csv = labels_csv
         self.id_column = id_column
         self.label_column = label_column
@@ -219,11 +258,9 @@ class FastaDataModule(ProteinClassificationDataModule):
 
     def _side_labels(self) -> dict[str, str]:
         assert self.labels_csv is not None
+        file_fingerprint(self.labels_csv)  # a missing file: the one-line error naming it
         with open(self.labels_csv, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-        if rows and not {self.id_column, self.label_column} <= set(rows[0]):
-            raise KeyError(
-                f"{self.labels_csv} has columns {list(rows[0])}, "
-                f"not {self.id_column!r} and {self.label_column!r}"
-            )
-        return {row[self.id_column]: row[self.label_column] for row in rows}
+            reader = csv.DictReader(handle)
+            wanted = {self.id_column: "id_column", self.label_column: "label_column"}
+            require_columns(f"labels file {self.labels_csv}", reader.fieldnames or [], wanted)
+            return {row[self.id_column]: row[self.label_column] for row in reader}

@@ -145,16 +145,26 @@ def export_onnx(run: TrainedRun, out: str | Path) -> ExportedGraph:
         warnings.filterwarnings("ignore", category=FutureWarning)
         # The exporter restores the wrapper's mode on exit, recursively: a wrapper in train mode (the default
         # of a new module) would leave the model in train mode, with dropout on, after the export.
-        torch.onnx.export(
-            ExportGraph(model, names).eval(),
-            tuple(first[n] for n in names),
-            str(path),
-            input_names=names,
-            output_names=list(OUTPUTS),
-            dynamic_axes=axes,
-            opset_version=OPSET,
-            dynamo=False,
-        )
+        try:
+            torch.onnx.export(
+                ExportGraph(model, names).eval(),
+                tuple(first[n] for n in names),
+                str(path),
+                input_names=names,
+                output_names=list(OUTPUTS),
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+        except (torch.onnx.errors.OnnxExporterError, torch.onnx.errors.UnsupportedOperatorError) as error:
+            # A backbone whose graph ONNX cannot express (Mamba's length-wise sort that moves real tokens
+            # to the front, an ODE solver's data-dependent steps) is refused by name, not half-written.
+            path.unlink(missing_ok=True)
+            reason = str(error).strip().splitlines()[0].split(". Please")[0]
+            raise UserError(
+                f"ONNX export of the {type(getattr(model, 'backbone', model)).__name__} backbone is not "
+                f"possible ({reason}); serve or predict this run with the PyTorch backend instead"
+            ) from error
     write_settings(run, folder, names, axes, modality)
     return ExportedGraph(path, names, axes)
 

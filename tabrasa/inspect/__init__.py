@@ -6,7 +6,7 @@
     attention_rollout(maps.weights)                     # (B, N, N), Abnar & Zuidema 2020
     mean_attention_distance(maps, patch_size=(7, 7))    # (L, H) in pixels (tokens for sequences)
 
-`tabrasa inspect` (tabrasa/inspect/cli.py) draws the same for one raw input.
+`tabrasa inspect` (tabrasa/cli/inspect.py) draws the same for one raw input.
 """
 
 from tabrasa.inspect.capture import AttentionMaps, attention_maps

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tabrasa.evidence.plotting import pyplot, save
+from tabrasa.plotting import pyplot, save
 
 MAX_LABELS = 48  # beyond this many tokens, label every k-th one so the labels stay readable
 

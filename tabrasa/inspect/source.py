@@ -6,12 +6,9 @@ are loaded with every key matched, so what is drawn is the model that was traine
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-
-import yaml
 
 from tabrasa.backbone.encoder import Encoder
 from tabrasa.errors import UserError
@@ -23,9 +20,9 @@ from tabrasa.tokenizers.image import ImageTokenizer
 from tabrasa.tokenizers.protein import ProteinTokenizer
 from tabrasa.tokenizers.text import TextTokenizer
 from tabrasa.tokenizers.whisper import WhisperTokenizer
+from tabrasa.training.rebuild import rebuild_run
 
 Modality = Literal["image", "audio", "text", "protein"]
-RUN_KEYS = frozenset({"ckpt_path", "weights_only"})
 
 
 @dataclass
@@ -60,9 +57,6 @@ def modality_of(tokenizer: Tokenizer) -> Modality:
 
 def from_run(config: str | Path | None, ckpt_path: str | Path) -> Inspected:
     """A trained run: `config` (None = the config.yaml `tabrasa fit` saved beside the checkpoint's run)."""
-    from tabrasa.cli import build_cli
-    from tabrasa.training import CorruptCheckpointError, load_checkpoint
-
     ckpt = Path(ckpt_path)
     if not ckpt.is_file():
         raise UserError(
@@ -70,25 +64,8 @@ def from_run(config: str | Path | None, ckpt_path: str | Path) -> Inspected:
             f"(runs/<name>/version_<n>/checkpoints/)"
         )
     config = Path(config) if config is not None else _config_beside(ckpt)
-    if not config.is_file():
-        raise UserError(f"config {config} does not exist; pass --config the YAML the run was trained with")
-    quiet = ["--trainer.logger", "false", "--trainer.enable_progress_bar", "false"]
-    with tempfile.TemporaryDirectory() as folder:
-        args = ["fit", "--config", str(_without_run_keys(config, Path(folder))), *quiet]
-        cli = build_cli(args, run=False, trainer_defaults_override={"callbacks": []}, save_config=False)
-    model = cli.model
-    try:
-        state = load_checkpoint(ckpt).get("state_dict")
-    except CorruptCheckpointError as error:
-        raise UserError(f"checkpoint {ckpt} cannot be read ({error}); pass another checkpoint") from error
-    if state is None:
-        raise UserError(f"checkpoint {ckpt} holds no state_dict; pass a checkpoint written by `tabrasa fit`")
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if missing or unexpected:
-        raise UserError(
-            f"checkpoint {ckpt} does not fit the model built from {config} (missing {missing[:3]}, "
-            f"unexpected {unexpected[:3]}); pass the config the run was trained with"
-        )
+    rebuilt = rebuild_run(config, ckpt)
+    model = rebuilt.model
     backbone = getattr(model, "backbone", None)
     if not isinstance(backbone, Encoder):
         raise UserError(
@@ -98,7 +75,7 @@ def from_run(config: str | Path | None, ckpt_path: str | Path) -> Inspected:
     tokenizer = model.tokenizer
     # A run's saved config is runs/<name>/version_<n>/config.yaml: name it by the run.
     name = config.parent.parent.name if config.name == "config.yaml" else config.stem
-    return Inspected(backbone, model.embedder, tokenizer, modality_of(tokenizer), name, cli.datamodule)
+    return Inspected(backbone, model.embedder, tokenizer, modality_of(tokenizer), name, rebuilt.datamodule)
 
 
 def from_pretrained(spec: str) -> Inspected:
@@ -122,17 +99,6 @@ def from_pretrained(spec: str) -> Inspected:
     return Inspected(
         loaded.encoder, loaded.embedder, loaded.tokenizer, modality_of(loaded.tokenizer), path.split(":")[-1]
     )
-
-
-def _without_run_keys(config: Path, folder: Path) -> Path:
-    """`config`, or a copy in `folder` without the keys a saved run config has that only a running `fit`
-    takes (`ckpt_path`, `weights_only`). Saved configs are fully resolved, so the copy may live elsewhere."""
-    values = yaml.safe_load(config.read_text()) or {}
-    if not isinstance(values, dict) or not RUN_KEYS & values.keys():
-        return config
-    copy = folder / config.name
-    copy.write_text(yaml.safe_dump({k: v for k, v in values.items() if k not in RUN_KEYS}, sort_keys=False))
-    return copy
 
 
 def _config_beside(ckpt: Path) -> Path:

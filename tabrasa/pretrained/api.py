@@ -143,7 +143,7 @@ def load_into(
 
 def _head_weights(source: PretrainedSource, folder: Path, head: nn.Module | None) -> dict[str, torch.Tensor]:
     """The saved head, checked against the task's head before anything is loaded."""
-    from tabrasa.pretrained.from_run import head_state
+    from tabrasa.pretrained.head_file import head_state
 
     if head is None:
         raise UserError(f"load_head: true for {source.path}, but no head was given to load it into")

@@ -1,6 +1,6 @@
 """AST, the Audio Spectrogram Transformer (Gong et al. 2021), in the Hugging Face file layout (family `ast`).
 
-A ViT over a Kaldi-fbank spectrogram: the same blocks as `vit_hf`, with overlapping patches and two prefix
+A ViT over a Kaldi-fbank spectrogram: DeiT's tensors (`deit.KEY_MAP`), with overlapping patches and two prefix
 tokens (see `tabrasa/tokenizers/ast.py`). ASTForAudioClassification files carry the backbone under
 `audio_spectrogram_transformer.`: load them with that prefix.
 """
@@ -12,22 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.engine import KeyMap, To
+from tabrasa.pretrained.deit import KEY_MAP as DEIT_KEY_MAP
+from tabrasa.pretrained.engine import KeyMap
 from tabrasa.pretrained.families import Family, require
-from tabrasa.pretrained.vit_hf import LAYER_RULES, vit_encoder_config, vit_export_config
+from tabrasa.pretrained.vit_hf import vit_encoder_config, vit_export_config
 from tabrasa.tokenizers.ast import AST_MEAN, AST_STD, ASTEmbedderSpec, ASTTokenizerSpec, ast_grid
 
-KEY_MAP = KeyMap(
-    rules={
-        "embeddings.cls_token": "embedder.cls_token",
-        "embeddings.distillation_token": "embedder.dist_token",
-        "embeddings.position_embeddings": To("encoder.positions.weight", squeeze=1),
-        "embeddings.patch_embeddings.projection.weight": "embedder.proj.weight",
-        "embeddings.patch_embeddings.projection.bias": "embedder.proj.bias",
-        **LAYER_RULES,
-    },
-    ignore={"classifier.*": "the classification head is a task head"},
-)
+# DeiT's tensors: [CLS] and distillation tokens, one position table, ViT's blocks.
+KEY_MAP = KeyMap(rules=DEIT_KEY_MAP.rules, ignore={"classifier.*": "the classification head is a task head"})
 
 
 def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
@@ -51,9 +43,7 @@ def export_config(config: PretrainedConfig) -> dict[str, Any]:
     spec = config.embedder
     assert isinstance(spec, ASTEmbedderSpec)
     return {
-        **vit_export_config(config),
-        "architectures": ["ASTModel"],
-        "model_type": "audio-spectrogram-transformer",
+        **vit_export_config(config, "ASTModel", "audio-spectrogram-transformer"),
         "patch_size": spec.patch_size[0],
         "frequency_stride": spec.stride[0],
         "time_stride": spec.stride[1],

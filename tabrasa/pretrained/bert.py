@@ -10,14 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.pretrained.engine import KeyMap
+from tabrasa.pretrained.families import Family, hf_activation, refuse, require
+from tabrasa.pretrained.hf_encoder import encoder_config, exported
+from tabrasa.pretrained.key_rules import HF_LINEARS, TF_LAYERNORM, fused_qkv, renamed
 from tabrasa.tokenizers.text import TextEmbedderSpec, TextTokenizerSpec
 
 LAYER = "encoder.layer.{}."
-BLOCK = "encoder.blocks.{}."
+NORMS = (("attention.output.LayerNorm", "norm1"), ("output.LayerNorm", "norm2"))
 
 KEY_MAP = KeyMap(
     rules={
@@ -26,49 +27,30 @@ KEY_MAP = KeyMap(
         "embeddings.position_embeddings.weight": "encoder.positions.weight",
         "embeddings.LayerNorm.weight": "encoder.norm_in.weight",
         "embeddings.LayerNorm.bias": "encoder.norm_in.bias",
-        **{
-            f"{LAYER}attention.self.{name}.{p}": To(f"{BLOCK}attn.qkv.{p}", part=i, parts=3)
-            for i, name in enumerate(("query", "key", "value"))
-            for p in ("weight", "bias")
-        },
-        **{
-            f"{LAYER}{src}.{p}": f"{BLOCK}{dst}.{p}"
-            for src, dst in (
-                ("attention.output.dense", "attn.proj"),
-                ("attention.output.LayerNorm", "norm1"),
-                ("intermediate.dense", "mlp.fc1"),
-                ("output.dense", "mlp.fc2"),
-                ("output.LayerNorm", "norm2"),
-            )
-            for p in ("weight", "bias")
-        },
+        **fused_qkv(f"{LAYER}attention.self."),
+        **renamed(LAYER, HF_LINEARS + NORMS),
     },
     ignore={
         "embeddings.position_ids": "constant buffer 0..max_len-1",
         "pooler.*": "the tanh pooler is a task head (tabrasa's heads live in tabrasa.tasks)",
         "cls.*": "the pre-training heads (masked LM, next sentence) are task heads",
     },
-    renames={"LayerNorm.gamma": "LayerNorm.weight", "LayerNorm.beta": "LayerNorm.bias"},
+    renames=TF_LAYERNORM,
 )
+
+
+def refuse_variants(config: dict[str, Any], name: str) -> None:
+    """The BertModel options the tabrasa backbone cannot run (RoBERTa's files carry them too)."""
+    refuse(config.get("position_embedding_type", "absolute") != "absolute", name, "relative positions")
+    refuse(bool(config.get("is_decoder") or config.get("add_cross_attention")), name, "a decoder")
 
 
 def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     name = "bert"
-    refuse(config.get("position_embedding_type", "absolute") != "absolute", name, "relative positions")
-    refuse(bool(config.get("is_decoder") or config.get("add_cross_attention")), name, "a decoder")
-    dim = require(config, "hidden_size", name)
-    encoder = EncoderConfig(
-        dim=dim,
-        depth=require(config, "num_hidden_layers", name),
-        heads=require(config, "num_attention_heads", name),
-        mlp_ratio=mlp_ratio(require(config, "intermediate_size", name), dim, name),
-        norm_placement="post",
-        norm_eps=config.get("layer_norm_eps", 1e-12),
-        input_norm=True,
-        final_norm=False,
-        activation=activation(config.get("hidden_act", "gelu"), name),
-        positions="learned",
-        max_len=require(config, "max_position_embeddings", name),
+    refuse_variants(config, name)
+    max_len = require(config, "max_position_embeddings", name)
+    encoder = encoder_config(
+        config, name, placement="post", positions="learned", max_len=max_len, default_eps=1e-12
     )
     embedder = TextEmbedderSpec(
         require(config, "vocab_size", name), config.get("pad_token_id", 0), config.get("type_vocab_size", 2)
@@ -92,19 +74,12 @@ def export_config(config: PretrainedConfig) -> dict[str, Any]:
     e, embedder = config.encoder, config.embedder
     assert isinstance(embedder, TextEmbedderSpec)
     return {
-        **config.source,
-        "architectures": ["BertModel"],
-        "model_type": "bert",
-        "hidden_size": e.dim,
-        "num_hidden_layers": e.depth,
-        "num_attention_heads": e.heads,
-        "intermediate_size": e.mlp_dim,
-        "layer_norm_eps": e.norm_eps,
+        **exported(config, "BertModel", "bert"),
         "max_position_embeddings": e.max_len,
         "vocab_size": embedder.vocab_size,
         "type_vocab_size": embedder.type_vocab_size,
         "pad_token_id": embedder.pad_id,
-        "hidden_act": {"gelu_tanh": "gelu_new"}.get(e.activation, e.activation),
+        "hidden_act": hf_activation(e.activation),
         "position_embedding_type": "absolute",
     }
 

@@ -9,45 +9,29 @@ graph and then uses this key map). The SwiGLU feed-forward of ViT-g and the regi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from tabrasa.backbone.config import EncoderConfig
+from tabrasa.pretrained import vit_hf
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.families import Family, activation, refuse, require
-from tabrasa.tokenizers.image import ImageEmbedderSpec, ImageTokenizerSpec, as_pair
-from tabrasa.tokenizers.specs import grid_size
+from tabrasa.pretrained.engine import KeyMap
+from tabrasa.pretrained.families import Family, activation, hf_activation, refuse, require
+from tabrasa.pretrained.hf_encoder import HF_NAMES, exported
+from tabrasa.pretrained.key_rules import BLOCK, fused_qkv, renamed, same
+from tabrasa.tokenizers.image import ImageEmbedderSpec, ImageTokenizerSpec
 
-LAYER, BLOCK = "encoder.layer.{}.", "encoder.blocks.{}."
-WB = ("weight", "bias")
-IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # DINOv2's preprocessing
+LAYER = "encoder.layer.{}."
+
 
 KEY_MAP = KeyMap(
     rules={
-        "embeddings.cls_token": "embedder.cls_token",
-        "embeddings.position_embeddings": To("encoder.positions.weight", squeeze=1),
-        "embeddings.patch_embeddings.projection.weight": "embedder.proj.weight",
-        "embeddings.patch_embeddings.projection.bias": "embedder.proj.bias",
-        "layernorm.weight": "encoder.norm.weight",
-        "layernorm.bias": "encoder.norm.bias",
-        **{
-            f"{LAYER}attention.attention.{name}.{p}": To(f"{BLOCK}attn.qkv.{p}", part=i, parts=3)
-            for i, name in enumerate(("query", "key", "value"))
-            for p in WB
-        },
-        **{
-            f"{LAYER}{src}.{p}": f"{BLOCK}{dst}.{p}"
-            for src, dst in (
-                ("norm1", "norm1"),
-                ("attention.output.dense", "attn.proj"),
-                ("norm2", "norm2"),
-                ("mlp.fc1", "mlp.fc1"),
-                ("mlp.fc2", "mlp.fc2"),
-            )
-            for p in WB
-        },
+        **vit_hf.EMBEDDING_RULES,
+        **vit_hf.FINAL_NORM,
+        **fused_qkv(f"{LAYER}attention.attention."),
+        **renamed(
+            LAYER, (("attention.output.dense", "attn.proj"), *same("norm1", "norm2", "mlp.fc1", "mlp.fc2"))
+        ),
         f"{LAYER}layer_scale1.lambda1": f"{BLOCK}ls1.gamma",
         f"{LAYER}layer_scale2.lambda1": f"{BLOCK}ls2.gamma",
     },
@@ -59,14 +43,12 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     name = "dinov2_hf"
     refuse(bool(config.get("use_swiglu_ffn", False)), name, "the SwiGLU feed-forward (use_swiglu_ffn)")
     refuse(bool(config.get("num_register_tokens", 0)), name, "Dinov2WithRegisters' register tokens")
-    image = as_pair(require(config, "image_size", name), "image_size")
-    patch = as_pair(require(config, "patch_size", name), "patch_size")
-    grid = (image[0] // patch[0], image[1] // patch[1])
+    image, patch, grid = vit_hf.image_grid(config, name)
     encoder = EncoderConfig(
         dim=require(config, "hidden_size", name),
         depth=require(config, "num_hidden_layers", name),
         heads=require(config, "num_attention_heads", name),
-        mlp_ratio=float(config.get("mlp_ratio", 4)),
+        mlp_ratio=float(config.get("mlp_ratio", 4)),  # Dinov2Config gives a ratio, not intermediate_size
         norm_placement="pre",
         norm_eps=config.get("layer_norm_eps", 1e-6),
         final_norm=True,
@@ -78,38 +60,21 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
         layer_scale_init=float(config.get("layerscale_value", 1.0)),
     )
     channels = config.get("num_channels", 3)
-    mean, std = _normalisation(folder)
+    mean, std = vit_hf.normalisation(folder, vit_hf.IMAGENET_MEAN, vit_hf.IMAGENET_STD)  # DINOv2's own
     tokenizer = ImageTokenizerSpec(patch, channels, image, mean, std)
     embedder = ImageEmbedderSpec(channels, patch)
     return PretrainedConfig(name, encoder, embedder, tokenizer, grid, prefix_tokens=1, source=config)
 
 
-def _normalisation(folder: Path) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """image_mean / image_std of the checkpoint's preprocessor, else ImageNet's (DINOv2's own)."""
-    file = folder / "preprocessor_config.json"
-    settings = json.loads(file.read_text()) if file.exists() else {}
-    mean, std = settings.get("image_mean", IMAGENET_MEAN), settings.get("image_std", IMAGENET_STD)
-    return tuple(float(v) for v in mean), tuple(float(v) for v in std)
-
-
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
-    e, embedder = config.encoder, config.embedder
-    assert config.grid is not None and isinstance(embedder, ImageEmbedderSpec)
-    size = grid_size(config.grid, embedder.patch_size)
+    e = config.encoder
     return {
-        **config.source,
-        "architectures": ["Dinov2Model"],
-        "model_type": "dinov2",
-        "hidden_size": e.dim,
-        "num_hidden_layers": e.depth,
-        "num_attention_heads": e.heads,
+        **exported(config, "Dinov2Model", "dinov2", {k: v for k, v in HF_NAMES.items() if k != "mlp_dim"}),
+        # Dinov2Config has a ratio, not intermediate_size
         "mlp_ratio": int(e.mlp_ratio) if float(e.mlp_ratio).is_integer() else e.mlp_ratio,
-        "layer_norm_eps": e.norm_eps,
-        "hidden_act": {"gelu_tanh": "gelu_new"}.get(e.activation, e.activation),
+        "hidden_act": hf_activation(e.activation),
         "qkv_bias": e.qkv_bias,
-        "image_size": size[0] if size[0] == size[1] else list(size),
-        "patch_size": embedder.patch_size[0],
-        "num_channels": embedder.channels,
+        **vit_hf.image_fields(config),
     }
 
 

@@ -12,36 +12,23 @@ from typing import Any
 
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.pretrained.engine import KeyMap
+from tabrasa.pretrained.families import Family, refuse, require
+from tabrasa.pretrained.hf_encoder import encoder_config, exported
+from tabrasa.pretrained.key_rules import HF_LINEARS, TF_LAYERNORM, fused_qkv, renamed
 from tabrasa.tokenizers.esm import EsmEmbedderSpec, EsmTokenizerSpec
 from tabrasa.tokenizers.protein import ESM_ALPHABET, MASK_ID, PAD_ID
 
 LAYER = "encoder.layer.{}."
-BLOCK = "encoder.blocks.{}."
-WB = ("weight", "bias")
+NORMS = (("attention.LayerNorm", "norm1"), ("LayerNorm", "norm2"))  # pre-LN: before attention, before MLP
 
 KEY_MAP = KeyMap(
     rules={
         "embeddings.word_embeddings.weight": "embedder.token_embed.weight",
         "encoder.emb_layer_norm_after.weight": "encoder.norm.weight",
         "encoder.emb_layer_norm_after.bias": "encoder.norm.bias",
-        **{
-            f"{LAYER}attention.self.{name}.{p}": To(f"{BLOCK}attn.qkv.{p}", part=i, parts=3)
-            for i, name in enumerate(("query", "key", "value"))
-            for p in WB
-        },
-        **{
-            f"{LAYER}{src}.{p}": f"{BLOCK}{dst}.{p}"
-            for src, dst in (
-                ("attention.output.dense", "attn.proj"),
-                ("attention.LayerNorm", "norm1"),
-                ("intermediate.dense", "mlp.fc1"),
-                ("output.dense", "mlp.fc2"),
-                ("LayerNorm", "norm2"),
-            )
-            for p in WB
-        },
+        **fused_qkv(f"{LAYER}attention.self."),
+        **renamed(LAYER, HF_LINEARS + NORMS),
     },
     ignore={
         "embeddings.position_ids": "constant buffer",
@@ -50,7 +37,7 @@ KEY_MAP = KeyMap(
         "contact_head.*": "contact prediction is a task head",
         "lm_head.*": "the masked-LM head is a task head",
     },
-    renames={"LayerNorm.gamma": "LayerNorm.weight", "LayerNorm.beta": "LayerNorm.bias"},
+    renames=TF_LAYERNORM,
 )
 
 
@@ -71,27 +58,15 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     check_alphabet(
         require(config, "vocab_size", name), config.get("mask_token_id"), config.get("pad_token_id"), name
     )
-    dim = require(config, "hidden_size", name)
-    token_dropout = bool(config.get("token_dropout", False))
-    encoder = esm_encoder_config(
-        dim,
-        require(config, "num_hidden_layers", name),
-        require(config, "num_attention_heads", name),
-        mlp_ratio(require(config, "intermediate_size", name), dim, name),
-        config.get("layer_norm_eps", 1e-12),
-        activation(config.get("hidden_act", "gelu"), name),
-        config.get("max_position_embeddings", 1026),
+    return esm_config(name, esm_encoder(config, name), bool(config.get("token_dropout", False)), config)
+
+
+def esm_encoder(config: dict[str, Any], family: str) -> EncoderConfig:
+    """ESM-2's blocks from EsmConfig's fields: pre-LN, rotary positions, a final LayerNorm."""
+    max_len = config.get("max_position_embeddings", 1026)
+    return encoder_config(
+        config, family, placement="pre", positions="rotary", max_len=max_len, default_eps=1e-12
     )
-    return esm_config(name, encoder, token_dropout, config)
-
-
-def esm_encoder_config(
-    dim: int, depth: int, heads: int, ratio: float, eps: float, act: str, max_len: int
-) -> EncoderConfig:
-    return EncoderConfig(
-        dim=dim, depth=depth, heads=heads, mlp_ratio=ratio, norm_placement="pre", norm_eps=eps,
-        final_norm=True, activation=act, positions="rotary", max_len=max_len,  # type: ignore[arg-type]
-    )  # fmt: skip
 
 
 def esm_config(
@@ -107,14 +82,7 @@ def esm_config(
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
     e = config.encoder
     return {
-        **config.source,
-        "architectures": ["EsmModel"],
-        "model_type": "esm",
-        "hidden_size": e.dim,
-        "num_hidden_layers": e.depth,
-        "num_attention_heads": e.heads,
-        "intermediate_size": e.mlp_dim,
-        "layer_norm_eps": e.norm_eps,
+        **exported(config, "EsmModel", "esm"),
         "max_position_embeddings": e.max_len,
         "position_embedding_type": "rotary",
         "emb_layer_norm_before": False,

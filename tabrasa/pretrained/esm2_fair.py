@@ -11,33 +11,20 @@ from pathlib import Path
 from typing import Any
 
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.esm2 import esm_config, esm_encoder_config
+from tabrasa.pretrained.engine import KeyMap
+from tabrasa.pretrained.esm2 import esm_config, esm_encoder
 from tabrasa.pretrained.families import Family, require
+from tabrasa.pretrained.key_rules import FAIRSEQ_BLOCK, FAIRSEQ_QKV, fused_qkv, renamed
 
-WB = ("weight", "bias")
+LAYER = "layers.{}."
 
 KEY_MAP = KeyMap(
     rules={
         "embed_tokens.weight": "embedder.token_embed.weight",
         "emb_layer_norm_after.weight": "encoder.norm.weight",
         "emb_layer_norm_after.bias": "encoder.norm.bias",
-        **{
-            f"layers.{{}}.self_attn.{name}_proj.{p}": To(f"encoder.blocks.{{}}.attn.qkv.{p}", part=i, parts=3)
-            for i, name in enumerate("qkv")
-            for p in WB
-        },
-        **{
-            f"layers.{{}}.{src}.{p}": f"encoder.blocks.{{}}.{dst}.{p}"
-            for src, dst in (
-                ("self_attn.out_proj", "attn.proj"),
-                ("self_attn_layer_norm", "norm1"),
-                ("fc1", "mlp.fc1"),
-                ("fc2", "mlp.fc2"),
-                ("final_layer_norm", "norm2"),
-            )
-            for p in WB
-        },
+        **fused_qkv(LAYER, FAIRSEQ_QKV),
+        **renamed(LAYER, FAIRSEQ_BLOCK),
     },
     ignore={
         "layers.*.self_attn.rot_emb.inv_freq": "rotary frequencies, recomputed from the config",
@@ -47,18 +34,24 @@ KEY_MAP = KeyMap(
 )
 
 
+def as_esm_config(config: dict[str, Any], family: str) -> dict[str, Any]:
+    """ESM2's constructor arguments as the EsmConfig fields they amount to: a 4x feed-forward, torch's
+    LayerNorm eps, exact GELU, and the 1026-row rotary table of the released models."""
+    dim = require(config, "embed_dim", family)
+    return {
+        "hidden_size": dim,
+        "num_hidden_layers": require(config, "num_layers", family),
+        "num_attention_heads": require(config, "attention_heads", family),
+        "intermediate_size": 4 * dim,
+        "layer_norm_eps": 1e-5,
+        "hidden_act": "gelu",
+        "max_position_embeddings": 1026,
+    }
+
+
 def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     name = "esm2_fair"
-    dim = require(config, "embed_dim", name)
-    encoder = esm_encoder_config(
-        dim,
-        require(config, "num_layers", name),
-        require(config, "attention_heads", name),
-        4.0,
-        1e-5,
-        "gelu",
-        1026,
-    )
+    encoder = esm_encoder(as_esm_config(config, name), name)
     return esm_config(name, encoder, bool(config.get("token_dropout", True)), config)
 
 

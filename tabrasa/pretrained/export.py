@@ -8,17 +8,15 @@ build those as fresh task heads (e.g. BertModel(add_pooling_layer=False) loads a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
-from safetensors.torch import save_file
 from torch import nn
 
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import export_keys
 from tabrasa.pretrained.families import get_family
-from tabrasa.pretrained.tabrasa_format import copy_tokenizer_files, module_state
+from tabrasa.pretrained.tabrasa_format import copy_tokenizer_files, module_state, write_folder
 
 
 def export_state(
@@ -40,14 +38,9 @@ def export_pretrained(
     tokenizer_folder: Path | None = None,
 ) -> Path:
     """Write `model.safetensors` in the source layout, its config.json and the tokenizer's vocabulary file."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    save_file(
-        export_state(encoder, embedder, config), str(out / "model.safetensors"), metadata={"format": "pt"}
-    )
     family = get_family(config.family)
-    if family.export_config is not None:
-        (out / "config.json").write_text(json.dumps(family.export_config(config), indent=2) + "\n")
+    files = {} if family.export_config is None else {"config.json": family.export_config(config)}
+    out = write_folder(out, export_state(encoder, embedder, config), files)
     if tokenizer_folder is not None:
         copy_tokenizer_files(config, tokenizer_folder, out)
     return out

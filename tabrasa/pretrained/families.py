@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tabrasa.errors import UserError
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap
 
@@ -70,9 +71,13 @@ class Family:
 
 
 def require(config: dict[str, Any], key: str, family: str) -> Any:
-    """A config field the translation cannot do without."""
+    """A config field the translation cannot do without; its absence is the user's to fix (the checkpoint
+    is another family's, or a config given by hand lacks it)."""
     if key not in config:
-        raise KeyError(f"{family} config has no {key!r}; is this a {family} checkpoint's config.json?")
+        raise UserError(
+            f"{family} config has no {key!r}; is this a {family} checkpoint's config.json? Name the family "
+            f"that wrote it, or add {key!r} to the config given"
+        )
     return config[key]
 
 
@@ -97,3 +102,8 @@ def activation(name: str, family: str) -> str:
     names |= {"silu": "silu", "swish": "silu"}
     refuse(name not in names, family, f"activation {name!r}")
     return names[name]
+
+
+def hf_activation(name: str) -> str:
+    """tabrasa's activation → the Hugging Face name `activation` reads back to it."""
+    return {"gelu_tanh": "gelu_new"}.get(name, name)

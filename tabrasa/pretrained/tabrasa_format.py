@@ -30,6 +30,16 @@ def module_state(encoder: nn.Module, embedder: nn.Module | None) -> dict[str, to
     return {k: v.detach().cpu().clone().contiguous() for k, v in state.items()}
 
 
+def write_folder(out: str | Path, state: dict[str, torch.Tensor], files: dict[str, dict[str, Any]]) -> Path:
+    """`out` with `model.safetensors` holding `state` and each of `files` (name → document) as JSON."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    for name, document in files.items():
+        (out / name).write_text(json.dumps(document, indent=2) + "\n")
+    return out
+
+
 def copy_tokenizer_files(config: PretrainedConfig, source: Path | None, out: Path) -> None:
     for name in config.tokenizer.files() if config.tokenizer is not None else []:
         if source is None or not (source / name).exists():
@@ -46,11 +56,8 @@ def save_tabrasa(
     tokenizer_folder: Path | None = None,
 ) -> Path:
     """Write a tabrasa checkpoint folder; returns it."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    save_file(module_state(encoder, embedder), str(out / "model.safetensors"), metadata={"format": "pt"})
     document = {"format": "tabrasa", "version": FORMAT_VERSION, **config.to_json()}
-    (out / FORMAT_FILE).write_text(json.dumps(document, indent=2) + "\n")
+    out = write_folder(out, module_state(encoder, embedder), {FORMAT_FILE: document})
     copy_tokenizer_files(config, tokenizer_folder, out)
     return out
 

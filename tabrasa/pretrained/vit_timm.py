@@ -25,11 +25,13 @@ from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import KeyMap, To
 from tabrasa.pretrained.families import Family, mlp_ratio, refuse, require
+from tabrasa.pretrained.key_rules import renamed, same
+from tabrasa.pretrained.vit_hf import IMAGENET_MEAN, IMAGENET_STD
 from tabrasa.tokenizers.deit import DeitEmbedderSpec
 from tabrasa.tokenizers.image import ImageEmbedderSpec, ImageTokenizerSpec
 from tabrasa.tokenizers.specs import grid_size
 
-WB = ("weight", "bias")
+LAYER = "blocks.{}."  # timm's blocks carry tabrasa's names
 
 KEY_MAP = KeyMap(
     rules={
@@ -41,18 +43,10 @@ KEY_MAP = KeyMap(
         "patch_embed.proj.bias": "embedder.proj.bias",
         "norm.weight": "encoder.norm.weight",
         "norm.bias": "encoder.norm.bias",
-        **{
-            f"blocks.{{}}.{layer}.{p}": f"encoder.blocks.{{}}.{layer}.{p}"
-            for layer in ("norm1", "attn.qkv", "attn.proj", "norm2", "mlp.fc1", "mlp.fc2")
-            for p in WB
-        },
+        **renamed(LAYER, same("norm1", "attn.qkv", "attn.proj", "norm2", "mlp.fc1", "mlp.fc2")),
         # LayerScale (CaiT, DeiT-III, DINOv2) and QK-norm: the same names in tabrasa's Encoder.
-        **{f"blocks.{{}}.{ls}.gamma": f"encoder.blocks.{{}}.{ls}.gamma" for ls in ("ls1", "ls2")},
-        **{
-            f"blocks.{{}}.attn.{n}.{p}": f"encoder.blocks.{{}}.attn.{n}.{p}"
-            for n in ("q_norm", "k_norm")
-            for p in WB
-        },
+        **renamed(LAYER, same("ls1", "ls2"), params=("gamma",)),
+        **renamed(LAYER, same("attn.q_norm", "attn.k_norm")),
     },
     ignore={"head.*": "the classification head is a task head", "head_dist.*": "the distillation head"},
 )
@@ -116,8 +110,8 @@ def translate(config: dict[str, Any], folder: Path) -> PretrainedConfig:
     embedder = DeitEmbedderSpec(channels, patch) if distilled else ImageEmbedderSpec(channels, patch)
     data = config.get("pretrained_cfg", {})
     # timm's IMAGENET_DEFAULT_MEAN / STD unless the checkpoint's pretrained_cfg says otherwise
-    mean = tuple(data.get("mean", (0.485, 0.456, 0.406)))
-    std = tuple(data.get("std", (0.229, 0.224, 0.225)))
+    mean = tuple(data.get("mean", IMAGENET_MEAN))
+    std = tuple(data.get("std", IMAGENET_STD))
     tokenizer = ImageTokenizerSpec(patch, channels, tuple(model.patch_embed.img_size), mean, std)
     prefix = 1 + int(distilled)  # rows before the grid in tabrasa's table: [CLS] (and [DIST])
     return PretrainedConfig(name, encoder, embedder, tokenizer, grid, prefix_tokens=prefix, source=config)

@@ -14,36 +14,21 @@ from typing import Any
 
 from tabrasa.backbone.config import EncoderConfig
 from tabrasa.pretrained.config import PretrainedConfig
-from tabrasa.pretrained.engine import KeyMap, To
+from tabrasa.pretrained.engine import KeyMap
 from tabrasa.pretrained.families import Family, activation, mlp_ratio, require
+from tabrasa.pretrained.key_rules import FAIRSEQ_BLOCK, FAIRSEQ_QKV, fused_qkv, renamed, same
 from tabrasa.tokenizers.whisper import WhisperEmbedderSpec, WhisperTokenizerSpec
 
-LAYER, BLOCK = "encoder.layers.{}.", "encoder.blocks.{}."
-WB = ("weight", "bias")
+LAYER = "encoder.layers.{}."
 
 KEY_MAP = KeyMap(
     rules={
-        **{f"encoder.{conv}.{p}": f"embedder.{conv}.{p}" for conv in ("conv1", "conv2") for p in WB},
+        **renamed("encoder.", same("conv1", "conv2"), block="embedder."),
         "encoder.embed_positions.weight": "embedder.positions",
         "encoder.layer_norm.weight": "encoder.norm.weight",
         "encoder.layer_norm.bias": "encoder.norm.bias",
-        **{
-            f"{LAYER}self_attn.{name}_proj.weight": To(f"{BLOCK}attn.qkv.weight", part=i, parts=3)
-            for i, name in enumerate("qkv")
-        },
-        f"{LAYER}self_attn.q_proj.bias": To(f"{BLOCK}attn.qkv.bias", part=0, parts=3, zero_parts=(1,)),
-        f"{LAYER}self_attn.v_proj.bias": To(f"{BLOCK}attn.qkv.bias", part=2, parts=3, zero_parts=(1,)),
-        **{
-            f"{LAYER}{src}.{p}": f"{BLOCK}{dst}.{p}"
-            for src, dst in (
-                ("self_attn.out_proj", "attn.proj"),
-                ("self_attn_layer_norm", "norm1"),
-                ("fc1", "mlp.fc1"),
-                ("fc2", "mlp.fc2"),
-                ("final_layer_norm", "norm2"),
-            )
-            for p in WB
-        },
+        **fused_qkv(LAYER, FAIRSEQ_QKV, no_bias=(1,)),  # k_proj has no bias
+        **renamed(LAYER, FAIRSEQ_BLOCK),
     },
     ignore={"decoder.*": "the text decoder is not an encoder backbone", "proj_out.*": "the decoder's head"},
 )

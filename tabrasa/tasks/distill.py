@@ -23,6 +23,8 @@ from tabrasa.errors import UserError
 from tabrasa.tasks.classifier import Classifier
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.text import ids_moved
+from tabrasa.training.rebuild import rebuild_run
+from tabrasa.training.run_folder import locate_run
 
 
 def distillation_loss(
@@ -98,10 +100,8 @@ class Distill(Classifier):
     def on_fit_start(self) -> None:
         super().on_fit_start()
         if self._teacher is None:
-            from tabrasa.deploy.run import load_run  # deploy builds runs through the CLI; import when used
-
-            run = load_run(*self.teacher_source)
-            self.set_teacher(run.model, run.tokenizer)
+            teacher = rebuild_run(*locate_run(*self.teacher_source)).model
+            self.set_teacher(teacher, getattr(teacher, "tokenizer", None))
 
     def train(self, mode: bool = True) -> Distill:
         super().train(mode)

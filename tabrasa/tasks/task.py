@@ -22,6 +22,7 @@ from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.token_permutation import TokenPermutation
+from tabrasa.training.sharding import shard_blocks
 
 STAGES = ("train", "val", "test")
 
@@ -109,6 +110,13 @@ class TokenTask(pl.LightningModule):
         embedder = self.embedder if source.load_embedder else None
         head = self.head if source.load_head else None
         load_into(source, self.backbone, embedder, head, tokenizer=self.tokenizer)
+
+    def configure_model(self) -> None:
+        """Under FSDP2 (tabrasa.training.sharding.FSDP2Strategy) shard each block, then the rest; a no-op
+        under every other strategy. Base weights go in first: they load into whole tensors, not shards."""
+        if self.device_mesh is not None:
+            self.load_pretrained_weights()
+            shard_blocks(self)
 
     def on_fit_start(self) -> None:
         self.load_pretrained_weights()

@@ -20,7 +20,7 @@ from torch import nn
 
 from tabrasa.backbone.tokens import TokenGrid
 from tabrasa.tokenizers.audio_features import WaveformInput, as_mono
-from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels
+from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, learned_token
 from tabrasa.tokenizers.specs import Grid, Spec, grid_size, register_embedder, register_tokenizer
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 from tabrasa.tokenizers.waveform import encode_example
@@ -45,11 +45,9 @@ class ASTEmbedder(Embedder):
         super().__init__()
         self.dim, self.n_mels, self.frames = dim, n_mels, frames
         self.proj = nn.Conv2d(1, dim, kernel_size=patch, stride=stride)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
-        self.dist_token = nn.Parameter(torch.zeros(1, 1, dim))
+        self.cls_token = learned_token(dim)
+        self.dist_token = learned_token(dim)
         self.grid = ast_grid(n_mels, frames, patch, stride)
-        nn.init.trunc_normal_(self.cls_token, std=0.02)
-        nn.init.trunc_normal_(self.dist_token, std=0.02)
 
     def no_weight_decay(self) -> set[str]:
         """Class and distillation tokens are embeddings, not maps: no weight decay (timm's hook)."""

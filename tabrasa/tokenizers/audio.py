@@ -28,6 +28,7 @@ from tabrasa.tokenizers.base import (
     Tokenizer,
     Tokens,
     collate_labels,
+    learned_token,
     pad_sequences,
     with_label,
 )
@@ -309,9 +310,7 @@ class AudioEmbedder(Embedder):
             self.proj: nn.Module = nn.Linear(n_mels, dim)
         else:
             self.proj = nn.Conv2d(1, dim, kernel_size=self.patch_size, stride=self.patch_size)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
-        if self.cls_token is not None:
-            nn.init.trunc_normal_(self.cls_token, std=0.02)
+        self.cls_token = learned_token(dim) if cls_token else None
 
     def to_spec(self) -> AudioEmbedderSpec:
         return AudioEmbedderSpec(self.n_mels, self.patch_size, self.cls_token is not None)

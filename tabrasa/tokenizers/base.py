@@ -52,6 +52,14 @@ class Embedder(nn.Module, ABC):
     def forward(self, batch: Mapping[str, torch.Tensor]) -> Tokens: ...
 
 
+def learned_token(dim: int) -> nn.Parameter:
+    """A learned (1, 1, dim) token put before the input's ([CLS], DeiT's [DIST]), initialised as ViT's and
+    timm's are: truncated normal, std 0.02 (Dosovitskiy et al. 2021)."""
+    token = nn.Parameter(torch.zeros(1, 1, dim))
+    nn.init.trunc_normal_(token, std=0.02)
+    return token
+
+
 class Tokenizer(ABC):
     """Parameter-free preprocessing half of a tokenizer; see the module docstring for the contract.
 

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import torch
-from torch import nn
 
-from tabrasa.tokenizers.base import Tokens
+from tabrasa.tokenizers.base import Tokens, learned_token
 from tabrasa.tokenizers.image import ImageEmbedder, Size, as_pair
 from tabrasa.tokenizers.specs import Spec, register_embedder
 
@@ -31,8 +30,7 @@ class DeitEmbedder(ImageEmbedder):
 
     def __init__(self, channels: int, patch_size: int | Sequence[int], dim: int) -> None:
         super().__init__(channels, as_pair(patch_size, "patch_size"), dim, cls_token=True)
-        self.dist_token = nn.Parameter(torch.zeros(1, 1, dim))
-        nn.init.trunc_normal_(self.dist_token, std=0.02)
+        self.dist_token = learned_token(dim)
 
     def to_spec(self) -> DeitEmbedderSpec:  # type: ignore[override]
         return DeitEmbedderSpec(self.channels, self.patch_size)

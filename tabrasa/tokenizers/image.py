@@ -19,7 +19,15 @@ from torch import nn
 from torchvision.transforms import v2
 
 from tabrasa.backbone.tokens import TokenGrid
-from tabrasa.tokenizers.base import Batch, Embedder, Tokenizer, Tokens, collate_labels, with_label
+from tabrasa.tokenizers.base import (
+    Batch,
+    Embedder,
+    Tokenizer,
+    Tokens,
+    collate_labels,
+    learned_token,
+    with_label,
+)
 from tabrasa.tokenizers.permutation import check_seed, permute_cells
 from tabrasa.tokenizers.specs import Grid, Spec, grid_size, register_embedder, register_tokenizer
 
@@ -298,9 +306,7 @@ class ImageEmbedder(Embedder):
         self.channels = channels
         self.patch_size = as_pair(patch_size, "patch_size")
         self.proj = nn.Conv2d(channels, dim, kernel_size=self.patch_size, stride=self.patch_size)
-        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim)) if cls_token else None
-        if self.cls_token is not None:
-            nn.init.trunc_normal_(self.cls_token, std=0.02)
+        self.cls_token = learned_token(dim) if cls_token else None
 
     def to_spec(self) -> ImageEmbedderSpec:
         return ImageEmbedderSpec(self.channels, self.patch_size, self.cls_token is not None)

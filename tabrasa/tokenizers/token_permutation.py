@@ -6,14 +6,14 @@ layer (attention over a mask, per-token MLPs and norms) is permutation-equivaria
 those of the *unpermuted* input x + P[σ⁻¹] read in σ order: the same network with its table's rows
 permuted. The rows are initialised i.i.d. (truncated normal) and every row receives its own gradient, so
 training on permuted tokens is training the unpermuted model from an equally likely initialisation: the
-transformer with learned positions (or none) is invariant by construction. `tests/evidence/
+transformer with learned positions (or none) is invariant by construction. `benchmarks/tests/
 test_permutation.py::test_learned_positions_make_the_transformer_invariant_to_token_order` checks the
 equality to float tolerance, and its counter-tests show rotary and sinusoidal positions, and the CNN and
 LSTM baselines, are not invariant: those are what permuted runs measure.
 
 Where it permutes: after the embedder, before the backbone; the class token (and any other prefix) stays
 first. Grid tokens (image patches, spectrogram patches) permute the grid's cells: the grid keeps its
-shape, so a grid baseline (GridCNN) convolves over cells that are no longer neighbours. The mask moves
+shape, so a grid baseline (PatchGridCNN) convolves over cells that are no longer neighbours. The mask moves
 with the tokens, so padding stays padding.
 
 Variable-length sequences (text, protein) have two layouts, both fixed per position index:

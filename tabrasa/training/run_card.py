@@ -87,6 +87,8 @@ def split_sizes(datamodule: Any) -> dict[str, Any]:
         return {split: n for split, n in split_sizes(source).items() if split != "test"}
     if callable(getattr(datamodule, "split_indices", None)):  # an unlabelled source
         return {split: len(datamodule.split_indices(split)) for split in ("train", "validation")}
+    if isinstance(getattr(datamodule, "split_sizes", None), Mapping):  # a streaming corpus: its own count
+        return dict(datamodule.split_sizes)
     splits = getattr(datamodule, "splits", None)
     return {split: len(rows) for split, rows in splits.items()} if splits is not None else {}
 
@@ -107,6 +109,28 @@ def split_fingerprints(datamodule: Any) -> dict[str, Any]:
     return {split: getattr(rows, "_fingerprint", None) for split, rows in splits.items()}
 
 
+def split_records(datamodule: Any) -> Any:
+    """How each split was made, where the data module says (`split_record`: e.g. the homology clustering's
+    settings, MMseqs2 version and number of clusters); per task for a joint run, None where unknown."""
+    tasks = getattr(datamodule, "tasks", None)
+    if isinstance(tasks, Mapping):
+        return {name: split_records(module) for name, module in tasks.items()}
+    source = getattr(datamodule, "source", None)
+    if source is not None:
+        return split_records(source)
+    return getattr(datamodule, "split_record", None)
+
+
+def relative_to(path: str | None, folder: Path) -> str | None:
+    """`path` relative to the run folder when it lies inside it (a checkpoint), else its file name."""
+    if path is None:
+        return None
+    try:
+        return str(Path(path).resolve().relative_to(folder.resolve()))
+    except ValueError:
+        return Path(path).name
+
+
 def write_run_card(
     folder: Path,
     trainer: pl.Trainer,
@@ -122,7 +146,8 @@ def write_run_card(
 ) -> Path:
     card = {
         "command": ["tabrasa", *sys.argv[1:]],
-        "config": str(folder / "config.yaml") if (folder / "config.yaml").exists() else None,
+        # Paths relative to the run folder: a committed card names no machine's absolute paths.
+        "config": "config.yaml" if (folder / "config.yaml").exists() else None,
         "git": git,  # read when fit started: the code that trained, not the tree at the end
         "versions": versions(),
         "hardware": {**hardware(), "load_average_1min_at_start": load_at_start},
@@ -130,12 +155,13 @@ def write_run_card(
             "class": type(datamodule).__name__,
             "split_sizes": split_sizes(datamodule),
             "fingerprints": split_fingerprints(datamodule),
+            "split": split_records(datamodule),
         },
         "fit_seconds": round(fit_seconds, 1),
         "fit_cpu_seconds": None if fit_cpu_seconds is None else round(fit_cpu_seconds, 1),
         "global_step": trainer.global_step,
         "epochs": trainer.current_epoch,
-        "tested_checkpoint": tested_checkpoint,
+        "tested_checkpoint": relative_to(tested_checkpoint, folder),
         "selected_on": {"metric": selection[0], "value": selection[1]} if selection else None,
         "test": {k: round(float(v), 6) for k, v in sorted(test_metrics.items())},
     }

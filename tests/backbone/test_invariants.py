@@ -13,9 +13,11 @@ from tabrasa.backbone import (
     AttentionConfig,
     Encoder,
     EncoderConfig,
-    GridCNN,
+    PatchGridCNN,
+    PixelCNN,
     SequenceCNN,
     SequenceLSTM,
+    SpectrogramCNN,
     TokenGrid,
 )
 
@@ -110,9 +112,18 @@ def test_padding_never_changes_real_tokens_in_sequence_baselines(model: nn.Modul
     padding_is_invisible(model.eval())
 
 
-def test_grid_padding_never_changes_real_tokens_in_the_grid_cnn() -> None:
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PatchGridCNN(DIM, blocks=2, hidden=16),
+        lambda: PixelCNN(DIM, channels=[8, 16]),
+        lambda: SpectrogramCNN(DIM, channels=8, blocks=2),
+    ],
+    ids=["patch_grid_cnn", "pixel_cnn", "spectrogram_cnn"],
+)
+def test_grid_padding_never_changes_real_tokens_in_the_grid_cnns(make: Any) -> None:
     torch.manual_seed(0)
-    model = GridCNN(DIM, blocks=2, hidden=16).eval()
+    model = make().eval()
     with torch.no_grad():  # running statistics other than 0 and 1, so BatchNorm is not the identity
         for m in model.modules():
             if isinstance(m, nn.BatchNorm2d):

@@ -10,7 +10,22 @@ import yaml
 from jsonargparse import ArgumentParser
 from torch import nn
 
-from tabrasa.backbone import Backbone, Encoder, EncoderConfig, GridCNN, SequenceCNN, SequenceLSTM
+from tabrasa.backbone import (
+    Backbone,
+    Encoder,
+    EncoderConfig,
+    GAUConfig,
+    GAUEncoder,
+    Mamba,
+    MambaConfig,
+    ODEConfig,
+    ODEEncoder,
+    PatchGridCNN,
+    PixelCNN,
+    SequenceCNN,
+    SequenceLSTM,
+    SpectrogramCNN,
+)
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "backbone"
 PRESETS = {
@@ -18,7 +33,12 @@ PRESETS = {
     "minilm_l6.yaml": Encoder,
     "sequence_cnn.yaml": SequenceCNN,
     "sequence_lstm.yaml": SequenceLSTM,
-    "grid_cnn.yaml": GridCNN,
+    "patch_grid_cnn.yaml": PatchGridCNN,
+    "pixel_cnn.yaml": PixelCNN,
+    "spectrogram_cnn.yaml": SpectrogramCNN,
+    "mamba.yaml": Mamba,
+    "gau.yaml": GAUEncoder,
+    "ode.yaml": ODEEncoder,
 }
 
 
@@ -35,9 +55,24 @@ def build(name: str) -> nn.Module:
         Encoder(EncoderConfig(dim=32, depth=1, heads=4)),
         SequenceCNN(32, blocks=1),
         SequenceLSTM(32, layers=1),
-        GridCNN(32, blocks=1, hidden=8),
+        PatchGridCNN(32, blocks=1, hidden=8),
+        PixelCNN(32, blocks=1),
+        SpectrogramCNN(32, blocks=1),
+        Mamba(MambaConfig(dim=32, depth=1)),
+        GAUEncoder(GAUConfig(dim=32, depth=1, qk_dim=16)),
+        ODEEncoder(ODEConfig(dim=32, heads=4)),
     ],
-    ids=["encoder", "sequence_cnn", "sequence_lstm", "grid_cnn"],
+    ids=[
+        "encoder",
+        "sequence_cnn",
+        "sequence_lstm",
+        "patch_grid_cnn",
+        "pixel_cnn",
+        "spectrogram_cnn",
+        "mamba",
+        "gau",
+        "ode",
+    ],
 )
 def test_every_backbone_satisfies_the_protocol(model: nn.Module) -> None:
     assert isinstance(model, Backbone)

@@ -16,6 +16,7 @@ from tabrasa.data.blastdb import (
     deflines_title,
     write_blast_protein_db,
 )
+from tests.availability import needs
 
 
 def test_reads_a_database_written_byte_by_byte(tmp_path: Path) -> None:
@@ -64,9 +65,7 @@ def test_bad_files_are_named(tmp_path: Path) -> None:
 METASTUDENT_CCO = Path("/usr/share/metastudent-data/dataset_201401/CCO/goasp.fasta")
 
 
-@pytest.mark.skipif(
-    not METASTUDENT_CCO.with_suffix(".fasta.pin").exists(), reason="apt-get install metastudent-data"
-)
+@needs(METASTUDENT_CCO.with_suffix(".fasta.pin").exists(), "apt-get install metastudent-data")
 def test_metastudent_cco_reads() -> None:
     db = BlastProteinDB(METASTUDENT_CCO)
     assert len(db) == 392_822

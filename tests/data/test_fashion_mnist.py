@@ -16,6 +16,7 @@ from tabrasa.data import fashion_mnist
 from tabrasa.data.fashion_mnist import CLASS_NAMES, FashionMNISTDataModule, read_idx
 from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.sources import DataSourceMissingError
+from tests.availability import needs
 
 
 def write_idx(path: Path, array: np.ndarray) -> None:
@@ -109,9 +110,8 @@ def test_missing_files_name_the_debian_package(tmp_path: Path, monkeypatch: pyte
         FashionMNISTDataModule(cache_dir=str(tmp_path), download=False).load_splits()
 
 
-@pytest.mark.skipif(
-    not (fashion_mnist.DEBIAN_DIR / "t10k-labels-idx1-ubyte.gz").exists(),
-    reason="apt-get install dataset-fashion-mnist",
+@needs(
+    (fashion_mnist.DEBIAN_DIR / "t10k-labels-idx1-ubyte.gz").exists(), "apt-get install dataset-fashion-mnist"
 )
 def test_real_files_have_the_official_sizes() -> None:
     labels = read_idx(fashion_mnist.DEBIAN_DIR / "t10k-labels-idx1-ubyte.gz")

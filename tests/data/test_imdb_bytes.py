@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tabrasa.cli import build_cli
 from tabrasa.tokenizers.bytes import VOCAB_SIZE, ByteTokenizer
+from tabrasa.training.lightning_cli import build_cli
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "text" / "imdb_bytes.yaml"
 

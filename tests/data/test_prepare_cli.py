@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tabrasa.cli import main as tabrasa_main
+from tabrasa.cli.data import data_module_from, main
 from tabrasa.data.datamodule import TabrasaDataModule
-from tabrasa.data.prepare_cli import data_module_from, main
 from tabrasa.data.registry import DATASETS
 from tests.data.test_psortb import write_fake_psortb
 
@@ -46,7 +46,10 @@ def test_prepare_by_name_with_overrides_caches_the_splits(
     monkeypatch.setenv("PSORTB_ROOT", str(tmp_path / "psort"))
     monkeypatch.setenv("TABRASA_CACHE", str(tmp_path / "cache"))
     write_fake_psortb(tmp_path / "psort")
-    assert main(["prepare", "psortb", "--set", "val_size=5", "--set", "test_size=10"]) == 0
+    assert (
+        main(["prepare", "psortb", "--set", "val_size=5", "--set", "test_size=10", "--set", "split=random"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "5 classes" in out and "test" in out and "10 rows" in out
     assert any((tmp_path / "cache" / "psortb-gramneg").glob("splits-*"))

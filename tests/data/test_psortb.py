@@ -11,6 +11,7 @@ from tabrasa.data.protein_classification import ProteinRecord, deduplicate
 from tabrasa.data.psortb import PSORTbDataModule, psortb_records, sclblast_path
 from tabrasa.data.sources import DataSourceMissingError
 from tabrasa.tokenizers.protein import CLS_ID, EOS_ID, ProteinTokenizer
+from tests.availability import needs
 
 CLASSES = ["Cytoplasmic", "CytoplasmicMembrane", "Periplasmic", "OuterMembrane", "Extracellular"]
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
@@ -55,7 +56,11 @@ def test_deduplicate_merges_copies_and_drops_conflicts() -> None:
 
 def test_splits_are_disjoint_stratified_and_cached(fake_psortb: Path, tmp_path: Path) -> None:
     data = PSORTbDataModule(
-        val_size=10, test_size=10, cache_dir=str(tmp_path / "cache"), loader=LoaderConfig(batch_size=4)
+        val_size=10,
+        test_size=10,
+        cache_dir=str(tmp_path / "cache"),
+        loader=LoaderConfig(batch_size=4),
+        split="random",  # the stratified split; homology splits are tests/data/test_homology_split.py's
     )
     splits = data.splits
     assert list(data.class_names) == sorted(CLASSES) and data.num_outputs == 5
@@ -72,7 +77,12 @@ def test_splits_are_disjoint_stratified_and_cached(fake_psortb: Path, tmp_path: 
 def test_random_crop_keeps_max_length_and_changes_per_draw(fake_psortb: Path, tmp_path: Path) -> None:
     tokenizer = ProteinTokenizer(max_length=12, truncation="head")
     data = PSORTbDataModule(
-        tokenizer=tokenizer, train_crop="random", val_size=10, test_size=10, cache_dir=str(tmp_path)
+        tokenizer=tokenizer,
+        train_crop="random",
+        val_size=10,
+        test_size=10,
+        cache_dir=str(tmp_path),
+        split="random",
     )
     row = max(data.splits["train"], key=lambda r: r["length"])
     crops = {tuple(tokenizer(data.raw_input(row, "train"))["input_ids"].tolist()) for _ in range(10)}
@@ -95,11 +105,9 @@ def test_extracted_copy_in_the_cache_is_found(tmp_path: Path, monkeypatch: pytes
 REAL = Path("/usr/lib/psort/conf/analysis/sclblast/gramneg/sclblast")
 
 
-@pytest.mark.skipif(
-    not REAL.exists(), reason="PSORTb files absent: apt-get download psortb && dpkg -x psortb_*.deb /"
-)
+@needs(REAL.exists(), "the PSORTb files: apt-get download psortb && dpkg -x psortb_*.deb /")
 def test_real_gram_negative_set(tmp_path: Path) -> None:
-    data = PSORTbDataModule(cache_dir=str(tmp_path))
+    data = PSORTbDataModule(cache_dir=str(tmp_path), split="random")
     splits = data.splits
     assert sum(len(s) for s in splits.values()) == 11_189  # 11,206 single-label, 16 copies, 1 conflict
     assert len(splits["test"]) == 1_119

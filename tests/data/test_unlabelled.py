@@ -42,7 +42,8 @@ def test_movie_review_text_excludes_imdb_held_out_reviews(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_psortb_sequences_are_all_banned_from_uniprot_pretraining() -> None:
     banned = psortb_sequences()
-    test = PSORTbDataModule(tokenizer=ProteinTokenizer(unknown="x")).load_splits()["test"]["sequence"]
+    psortb = PSORTbDataModule(tokenizer=ProteinTokenizer(unknown="x"), split="random")
+    test = psortb.load_splits()["test"]["sequence"]
     assert len(banned) > 10_000 and set(test) <= banned
 
 
@@ -58,7 +59,10 @@ def test_uniprot_pretraining_set_holds_no_psortb_test_protein(tmp_path: Path) ->
 @pytest.mark.slow
 def test_inputs_of_serves_train_inputs_without_labels_and_never_the_test_split(tmp_path: Path) -> None:
     source = PSORTbDataModule(
-        tokenizer=ProteinTokenizer(max_length=64, unknown="x"), limit=40, cache_dir=str(tmp_path)
+        tokenizer=ProteinTokenizer(max_length=64, unknown="x"),
+        limit=40,
+        cache_dir=str(tmp_path),
+        split="random",
     )
     module = InputsOf(source)
     module.setup("fit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from tabrasa.data import (
     TextFileDataModule,
 )
 from tabrasa.data.loader import LoaderConfig
+from tabrasa.data.user_data import require_columns
 from tabrasa.errors import UserError
 from tabrasa.tokenizers import AudioTokenizer, ImageTokenizer
 
@@ -132,7 +134,8 @@ def test_text_file_columns_labels_and_splits(tmp_path: Path, suffix: str) -> Non
     assert list(data.class_names) == ["2", "10"]  # numbers in numeric order
     assert {k: len(v) for k, v in data.splits.items()} == {"train": 21, "validation": 3, "test": 6}
     assert sorted(data.splits["test"]["label"]) == [0, 0, 1, 1, 1, 1]
-    with pytest.raises(KeyError, match="set the column names"):
+    lacks = r"has no columns 'body' and 'label' \(its columns: 'review', 'stars'\)"
+    with pytest.raises(UserError, match=rf"data file {re.escape(str(path))} {lacks}"):
         TextFileDataModule(str(path), text_column="body", cache_dir=str(tmp_path / "c2")).load_splits()
 
 
@@ -195,3 +198,94 @@ def test_any_config_trains_on_user_data(
         "--trainer.default_root_dir", str(tmp_path),
     ]  # fmt: skip
     assert main(args) == 0
+
+
+def user_cli(config: str, data: str, source: Path, tmp_path: Path, *extra: str) -> list[str]:
+    """`tabrasa fit` of a shipped config on user data, everything it writes under tmp_path."""
+    key = "path" if data == "fasta.yaml" else "train_path"
+    return [
+        "fit", "--config", str(ROOT / "configs" / config), "--data", str(ROOT / "configs" / "user" / data),
+        f"--data.{key}", str(source), "--data.cache_dir", str(tmp_path / "cache"),
+        "--data.val_size", "2", "--data.test_size", "2",
+        "--trainer.fast_dev_run", "true", "--trainer.default_root_dir", str(tmp_path / "runs"), *extra,
+    ]  # fmt: skip
+
+
+def one_line_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the command; it must end with status 2 and one error line, no traceback. Returns that line."""
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if line.startswith("tabrasa: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_a_csv_without_the_named_column_is_one_line_naming_file_column_and_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bug: a CSV without the text column ended in a raw KeyError and its traceback."""
+    path = tmp_path / "reviews.csv"
+    path.write_text("review,label\n" + "".join(f"film {i},{i % 2}\n" for i in range(20)))
+    line = one_line_error(user_cli("text/imdb.yaml", "text_csv.yaml", path, tmp_path), capsys)
+    assert str(path) in line and "no column 'text'" in line  # the file, the missing column
+    assert "(its columns: 'review', 'label')" in line and "--data.text_column" in line  # what is, the fix
+
+
+def test_the_column_check_names_only_what_is_missing() -> None:
+    """Counter-test: the error lists the missing columns alone, and nothing is raised when all are there."""
+    with pytest.raises(
+        UserError, match=r"has no column 'id' \(its columns: 'label', 'x'\); set --data\.id_column"
+    ):
+        require_columns("labels file a.csv", ["label", "x"], {"id": "id_column", "label": "label_column"})
+    require_columns("labels file a.csv", ["id", "label"], {"id": "id_column", "label": "label_column"})
+
+
+def write_fasta_case(tmp_path: Path, case: str) -> tuple[Path, list[str]]:
+    fasta = make_fasta(tmp_path / "p.fasta")
+    if case == "side csv without the id column":
+        side = tmp_path / "side.csv"
+        side.write_text("accession,label\n" + "".join(f"P{i:03d},x{i % 2}\n" for i in range(30)))
+        return fasta, ["--data.labels_csv", str(side)]
+    if case == "missing side csv":
+        return fasta, ["--data.labels_csv", str(tmp_path / "absent.csv")]
+    if case == "not FASTA":
+        (tmp_path / "p.fasta").write_text("MKV\n>P1 a\nMK\n")
+        return fasta, []
+    return fasta, ["--data.label_pattern", r"^\S+"]  # no (group) around the label
+
+
+# A text file's mistakes: (its contents, what the one error line says).
+TEXT_MISTAKES = {
+    "empty file": ("", "holds nothing"),
+    "header only": ("text,label\n", "holds a header but no rows"),
+    "broken JSON Lines": ('{"text": "a", "label": 1}\n{broken\n', "cannot be read as JSONL"),
+    "too large a hold-out": ("text,label\n" + "".join(f"t {i},{i % 2}\n" for i in range(6)), "lower data"),
+}
+FASTA_MISTAKES = {
+    "side csv without the id column": "has no column 'id' (its columns: 'accession', 'label')",
+    "missing side csv": "absent.csv does not exist",
+    "not FASTA": "sequence before the first '>' header",
+    "pattern without a group": "needs a (group) around the label",
+}
+
+
+@pytest.mark.parametrize("case", TEXT_MISTAKES)
+def test_every_text_file_mistake_is_one_line(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content, expected = TEXT_MISTAKES[case]
+    path = tmp_path / ("data.jsonl" if "JSON" in case else "data.csv")
+    path.write_text(content)
+    extra = ["--data.val_size", "5"] if "hold-out" in case else []
+    args = user_cli("text/imdb.yaml", "text_csv.yaml", path, tmp_path, *extra)
+    assert expected in one_line_error(args, capsys)
+
+
+@pytest.mark.parametrize("case", FASTA_MISTAKES)
+def test_every_fasta_mistake_is_one_line(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fasta, extra = write_fasta_case(tmp_path, case)
+    args = user_cli("protein/psortb.yaml", "fasta.yaml", fasta, tmp_path, *extra)
+    assert FASTA_MISTAKES[case] in one_line_error(args, capsys)

@@ -49,7 +49,7 @@ def tiny_run(modality: str = "text", kind: str = "full", tmp: Path | None = None
 @pytest.fixture(scope="module")
 def trained_text_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run folder written by `tabrasa fit`: 2 epochs of a 1-layer model on 40 labelled lines."""
-    from tabrasa.cli import build_cli
+    from tabrasa.training.lightning_cli import build_cli
 
     root = tmp_path_factory.mktemp("run")
     data = root / "train.csv"

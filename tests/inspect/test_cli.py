@@ -9,8 +9,9 @@ import numpy as np
 import PIL.Image
 import pytest
 
-from tabrasa.cli import build_cli, main
+from tabrasa.cli import main
 from tabrasa.training import save_checkpoint
+from tabrasa.training.lightning_cli import build_cli
 
 BACKBONE = """\
     backbone:

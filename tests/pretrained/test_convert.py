@@ -7,8 +7,8 @@ import json
 import torch
 from safetensors import safe_open
 
+from tabrasa.cli.convert import main
 from tabrasa.pretrained import load_pretrained
-from tabrasa.pretrained.convert_cli import main
 from tests.pretrained.conftest import Reference
 from tests.pretrained.helpers import run
 

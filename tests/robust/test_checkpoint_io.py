@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -148,37 +147,85 @@ def test_a_pickle_that_would_run_code_is_refused_unopened(tmp_path: Path) -> Non
     assert not (tmp_path / "pwned").exists()
 
 
+# A writer that saves step 1 completely, then stops step 2's save at one known point and says so on stdout;
+# the test kills it there (SIGKILL), so every run tears the write at exactly that point.
 WRITER = textwrap.dedent(
     """
-    import sys, torch
+    import os, sys, torch
+    import safetensors.torch
     from pathlib import Path
-    from tabrasa.training import save_checkpoint
-    path, marker = Path(sys.argv[1]), Path(sys.argv[2])
-    step = 0
-    while True:
-        step += 1
-        weights = {"w": torch.full((4_000_000,), float(step))}
-        save_checkpoint({"global_step": step, "state_dict": weights}, path)
-        marker.write_text(str(step))
+    from tabrasa.training import safetensors_io
+    path, point = Path(sys.argv[1]), sys.argv[2]
+
+    def stop(*args, **kwargs):
+        print(point, flush=True)
+        sys.stdin.read()  # the test never writes: this waits for the SIGKILL
+
+    def half_then_stop(tensors, filename, metadata=None):
+        data = safetensors.torch.save(tensors, metadata=metadata)
+        with open(filename, "wb") as handle:
+            handle.write(data[: len(data) // 2])
+            handle.flush()
+            os.fsync(handle.fileno())
+        stop()
+
+    def weights(step):
+        return {"global_step": step, "state_dict": {"w": torch.full((1000,), float(step))}}
+
+    safetensors_io.save_checkpoint(weights(1), path)
+    if point in ("mid-write", "in-place"):
+        safetensors_io.save_file = half_then_stop
+    if point == "in-place":  # the broken writer of the counter-test: straight over the target
+        safetensors_io.atomic_write = lambda target, write: write(target)
+    if point == "before-rename":
+        os.replace = stop
+    if point == "after-rename":
+        safetensors_io._fsync_directory = stop
+    safetensors_io.save_checkpoint(weights(2), path)
     """
 )
 
 
+def kill_writer_at(point: str, target: Path) -> None:
+    """Run WRITER, wait (on its stdout, no timing) until it stands at `point`, and SIGKILL it there."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target), point],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None
+    assert writer.stdout.readline().strip() == point, f"the writer ended before reaching {point}"
+    writer.send_signal(signal.SIGKILL)
+    assert writer.wait() == -signal.SIGKILL
+
+
 @pytest.mark.slow
-def test_sigkill_during_writes_never_leaves_a_torn_checkpoint(tmp_path: Path) -> None:
-    """A writer saving 16 MB checkpoints in a loop is killed at arbitrary moments, mostly mid-write."""
-    target, marker = tmp_path / "last.ckpt", tmp_path / "written"
-    for attempt in range(4):
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(marker)], cwd=ROOT)
-        deadline = time.monotonic() + 60
-        while not marker.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.05 + 0.07 * attempt)
-        writer.send_signal(signal.SIGKILL)
-        writer.wait()
-        checkpoint = load_checkpoint(target)  # never raises: the rename is the only way in
-        step = checkpoint["global_step"]
-        assert torch.equal(checkpoint["state_dict"]["w"], torch.full((4_000_000,), float(step)))
+@pytest.mark.parametrize(("point", "step"), [("mid-write", 1), ("before-rename", 1), ("after-rename", 2)])
+def test_sigkill_during_a_write_never_leaves_a_torn_checkpoint(tmp_path: Path, point: str, step: int) -> None:
+    """Killed with half the new file written, with it complete but not yet renamed, or just after the
+    rename: the checkpoint reads whole, as the previous step until the rename and the new one after it."""
+    target = tmp_path / "last.ckpt"
+    kill_writer_at(point, target)
+    partial = tmp_path / ".last.ckpt.partial"
+    assert partial.exists() == (point != "after-rename"), "the kill did not land inside the write"
+    checkpoint = load_checkpoint(target)
+    assert checkpoint["global_step"] == step
+    assert torch.equal(checkpoint["state_dict"]["w"], torch.full((1000,), float(step)))
+    # A stale temporary file left by the kill is replaced by the next write, and then gone.
+    save_checkpoint({"global_step": 3, "state_dict": {"w": torch.zeros(3)}}, target)
+    assert load_checkpoint(target)["global_step"] == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["last.ckpt"]
+
+
+@pytest.mark.slow
+def test_a_writer_killed_in_place_leaves_a_torn_file(tmp_path: Path) -> None:
+    """Counter-test: without the temporary file and rename, the same kill leaves half a file, refused."""
+    target = tmp_path / "last.ckpt"
+    kill_writer_at("in-place", target)
+    with pytest.raises(CorruptCheckpointError, match="truncated or corrupt"):
+        load_checkpoint(target)
 
 
 def test_no_code_path_unpickles_or_writes_pickles() -> None:

@@ -16,10 +16,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tabrasa.cli import build_cli
 from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.tasks.task import TokenTask
 from tabrasa.training import load_checkpoint
+from tabrasa.training.lightning_cli import build_cli
 from tests.robust.runs import TINY, callback_arg, last_value, metrics, run_cli, tiny_fit, version_dir
 
 NO_DROPOUT = [

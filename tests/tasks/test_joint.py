@@ -3,6 +3,7 @@ and the mistakes a joint config can hold, each refused before training with the 
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from tabrasa.data.datamodule import LoaderConfig, TabrasaDataModule
 from tabrasa.data.joint import JointDataModule
 from tabrasa.errors import UserError
 from tabrasa.tasks import JointTask, OptimConfig
-from tabrasa.tokenizers.base import Tokenizer
+from tabrasa.tasks.pooling import pool
+from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.bytes import ByteTokenizer
 from tabrasa.tokenizers.protein import ProteinTokenizer
 
@@ -97,11 +99,59 @@ def test_fit_logs_per_task_metrics_and_the_mean(tmp_path: Path, task_embedding: 
     assert predictions[1][0]["predictions"].shape[-1] == 3  # type: ignore[index]
 
 
-def test_a_baseline_backbone_is_shared_as_well() -> None:
+def first_batch(data: JointDataModule, task: str) -> dict[str, torch.Tensor]:
+    return next(iter(data.tasks[task].train_dataloader()))
+
+
+def update_reaches(model: JointTask, data: JointDataModule, trained: str, other: str) -> bool:
+    """One SGD step on `trained`'s loss alone; whether `other`'s features move. Only the backbone is
+    common to both (the other task's embedder and head get no gradient), so they move only if it is."""
+    model.train(False)  # no dropout: the features change only through the step
+    probe = first_batch(data, other)
+    before = model.features(other, probe).detach()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    optimizer.zero_grad()
+    batch = first_batch(data, trained)
+    model.objectives[trained].loss(model(trained, batch), batch["label"]).backward()
+    optimizer.step()
+    after = model.features(other, probe).detach()
+    return not torch.allclose(before, after)
+
+
+class CopiedBackbones(JointTask):
+    """A deliberately broken joint module: each task runs its own copy of the backbone."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.copies = torch.nn.ModuleDict({n: copy.deepcopy(self.backbone) for n in self.names})
+
+    def features(self, task: str, batch: Batch) -> torch.Tensor:
+        tokens = self.embedders[task](batch)
+        return pool(self.copies[task](tokens.x, tokens.mask, grid=tokens.grid), tokens.mask, self.pooling)
+
+
+@pytest.mark.parametrize("kind", ["encoder", "lstm"])
+def test_the_backbone_is_one_instance_every_task_runs(kind: str) -> None:
     data = joint_module()
-    model = model_for(data, backbone=SequenceLSTM(dim=32))
-    batch = next(iter(data.tasks["proteins"].train_dataloader()))
-    assert model("proteins", batch).shape == (4, 3)
+    backbone = SequenceLSTM(dim=32) if kind == "lstm" else None
+    model = model_for(data, backbone=backbone)
+    assert backbone is None or model.backbone is backbone
+    calls: list[int] = []
+    model.backbone.register_forward_hook(lambda module, args, out: calls.append(args[0].shape[0]))
+    for name in ("reviews", "proteins"):
+        model(name, first_batch(data, name))
+    assert calls == [4, 4], "a task's forward bypassed the shared backbone"
+    assert update_reaches(model, data, trained="proteins", other="reviews")
+    assert update_reaches(model, data, trained="reviews", other="proteins")
+
+
+def test_per_task_backbone_copies_are_caught() -> None:
+    """Counter-test: with one backbone copy per task, an update from one task never reaches the other."""
+    data = joint_module()
+    data.setup("fit")
+    backbone = SequenceLSTM(dim=32)
+    model = CopiedBackbones(data.tokenizer, data.num_outputs, backbone, optimizer=OptimConfig(lr=3e-3))
+    assert not update_reaches(model, data, trained="proteins", other="reviews")
 
 
 def test_only_keeps_a_subset_and_names_unknown_tasks() -> None:

@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 from torch import nn
 
-from tabrasa.backbone import Encoder, EncoderConfig, GridCNN, SequenceCNN, SequenceLSTM
+from tabrasa.backbone import (
+    Encoder,
+    EncoderConfig,
+    PatchGridCNN,
+    PixelCNN,
+    SequenceCNN,
+    SequenceLSTM,
+    SpectrogramCNN,
+)
 from tabrasa.errors import UserError
 from tabrasa.tasks import Classifier
 from tabrasa.tasks.weight_decay import NO_DECAY_MODULES, decays, param_groups
@@ -62,14 +70,27 @@ def test_every_embedder_decays_its_projections_and_nothing_else(name: str) -> No
                 assert not roles[full], f"{name}: {full} must be listed in no_weight_decay()"
 
 
-def test_the_image_patch_projection_is_decayed() -> None:
-    """The bug: every name containing "embed" was exempt, which caught `embedder.proj.weight`."""
-    model = Classifier(
+def image_classifier() -> Classifier:
+    return Classifier(
         ImageTokenizer(patch_size=4, channels=1, image_size=8), 10, Encoder(EncoderConfig(dim=32))
     )
+
+
+def exempt_by_name(model: nn.Module, weight_decay: float) -> list[dict[str, object]]:
+    """The old rule, kept to show the test below catches it: every name containing "embed" was exempt."""
+    named = list(model.named_parameters())
+    decay = [p for n, p in named if p.ndim >= 2 and "embed" not in n]
+    rest = [p for n, p in named if not (p.ndim >= 2 and "embed" not in n)]
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
+
+
+def test_the_image_patch_projection_is_decayed() -> None:
+    """The bug: every name containing "embed" was exempt, which caught `embedder.proj.weight`."""
+    model = image_classifier()
     decayed, exempt = param_groups(model, 0.05)
     decayed_ids = {id(p) for p in decayed["params"]}  # type: ignore[union-attr]
-    assert "embed" in "embedder.proj.weight"  # what the old rule matched on
+    name = next(n for n, p in model.named_parameters() if p is model.embedder.proj.weight)
+    assert "embed" in name, f"{name}: the projection's own name no longer holds what the old rule matched"
     assert id(model.embedder.proj.weight) in decayed_ids
     assert id(model.embedder.cls_token) not in decayed_ids
     assert id(model.backbone.positions.weight) not in decayed_ids
@@ -78,13 +99,22 @@ def test_the_image_patch_projection_is_decayed() -> None:
     assert exempt["weight_decay"] == 0.0 and decayed["weight_decay"] == 0.05
 
 
+def test_the_old_name_rule_fails_the_projection_check() -> None:
+    """Counter-test: grouped by the old name rule, the projection lands in the exempt group."""
+    model = image_classifier()
+    decayed, _ = exempt_by_name(model, 0.05)
+    assert id(model.embedder.proj.weight) not in {id(p) for p in decayed["params"]}  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(
     "backbone",
     [
         Encoder(EncoderConfig(dim=32, register_tokens=2, layer_scale_init=1e-5)),
         SequenceCNN(dim=32),
         SequenceLSTM(dim=32),
-        GridCNN(dim=32),
+        PatchGridCNN(dim=32),
+        PixelCNN(dim=32),
+        SpectrogramCNN(dim=32),
     ],
     ids=lambda b: type(b).__name__,
 )

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
-import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from tabrasa.data.base_module import BaseDataModule
 from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.torch_dataset import EncodedDataset, already_batched
 from tabrasa.errors import UserError
@@ -55,7 +55,7 @@ class TensorInputs:
         return self.tensor[torch.as_tensor(list(indices), dtype=torch.long)]
 
 
-class UnlabelledDataModule(pl.LightningDataModule):
+class UnlabelledDataModule(BaseDataModule):
     """tokenizer: raw example → tensors (None: the source's default). loader: as for labelled data.
     limit: at most this many training inputs (and validation inputs), taken before anything expensive
     where the source allows. val_size: inputs held out (seeded) to report the pretraining loss on."""
@@ -69,33 +69,17 @@ class UnlabelledDataModule(pl.LightningDataModule):
         seed: int = 0,
         cache_dir: str | None = None,
     ) -> None:
-        super().__init__()
-        if limit is not None and limit < 1:
-            raise UserError(f"limit={limit} must be >= 1 or None")
+        super().__init__(tokenizer, loader, limit, seed, cache_dir)
         if val_size < 1:
             raise UserError(f"val_size={val_size} must be >= 1")
-        self._tokenizer = tokenizer
-        self.loader_config = loader
-        self.limit = limit
         self.val_size = val_size
-        self.seed = seed
-        self.cache_dir = cache_dir
         self._split: dict[str, np.ndarray] | None = None
         self._inputs: Inputs | None = None
 
     num_outputs = 0
     class_names = None
-    # Pretraining inputs have no test split: `fit` skips its final test (tabrasa.cli.TabrasaCLI.after_fit).
+    # Pretraining inputs have no test split: `fit` skips its final test (TabrasaCLI.after_fit).
     has_test_split = False
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        if self._tokenizer is None:
-            self._tokenizer = self.default_tokenizer()
-        return self._tokenizer
-
-    def default_tokenizer(self) -> Tokenizer:
-        raise UserError(f"{type(self).__name__} has no default tokenizer; give data.init_args.tokenizer")
 
     def load_inputs(self) -> Inputs:
         raise NotImplementedError(f"{type(self).__name__} must implement load_inputs()")

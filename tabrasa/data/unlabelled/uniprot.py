@@ -49,6 +49,12 @@ def uniprot_sequences(root: str | None, pool: int | None) -> list[str]:
     return list(seen)
 
 
+def held_out_key(module: TabrasaDataModule) -> str | None:
+    """The name of a labelled module's split cache (a hash of its split settings), where it has one."""
+    path = getattr(module, "cache_path", None)
+    return path.name if isinstance(path, Path) else None
+
+
 class UnlabelledUniProt(UnlabelledDataModule):
     """root: metastudent-data's folder (default /usr/share/metastudent-data). exclude: labelled data modules
     whose validation and test proteins are left out. Long proteins are cut by the tokenizer's truncation,
@@ -66,7 +72,9 @@ class UnlabelledUniProt(UnlabelledDataModule):
 
     @property
     def cache_path(self) -> Path:
-        excluded = [f"{type(m).__name__}:{getattr(m, 'seed', None)}" for m in self.exclude]
+        # The held-out proteins depend on each module's split settings (seed, sizes, random or homology):
+        # its own cache folder's name is their hash.
+        excluded = [f"{type(m).__name__}:{getattr(m, 'seed', None)}:{held_out_key(m)}" for m in self.exclude]
         key = settings_key({"root": self.root, "limit": self.limit, "exclude": excluded})
         return cache_root(self.cache_dir) / "unlabelled" / f"uniprot-{key}"
 

@@ -12,6 +12,7 @@ import pytorch_lightning as pl
 import torch
 from torch import nn
 
+from tabrasa.tasks.pretraining.backbone_export import save_backbone
 from tabrasa.tasks.pretraining.stats import MaskedStats
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tokenizers.base import Batch, Tokenizer, Tokens
@@ -113,9 +114,7 @@ class PretrainingTask(pl.LightningModule):
 
     def on_fit_end(self) -> None:
         if self.export_dir is not None and self.trainer.is_global_zero:
-            from tabrasa.tasks.pretraining.export import save_backbone
-
-            save_backbone(self, self.export_dir)
+            save_backbone(self.backbone, self.embedder, self.tokenizer, self.export_dir)
 
     def configure_optimizers(self) -> Any:
         return adamw_warmup_cosine(self, self.optim)

@@ -22,56 +22,19 @@ from typing import Literal
 import torch
 from safetensors.torch import save_file
 
-from tabrasa.backbone.encoder import Encoder
 from tabrasa.errors import UserError
 from tabrasa.pretrained import bert, esm2
 from tabrasa.pretrained.config import PretrainedConfig
 from tabrasa.pretrained.engine import export_keys
-from tabrasa.pretrained.tabrasa_format import module_state, save_tabrasa
+from tabrasa.pretrained.tabrasa_format import module_state
+from tabrasa.tasks.pretraining.backbone_export import save_backbone
 from tabrasa.tasks.pretraining.base import PretrainingTask
 from tabrasa.tasks.pretraining.mlm import MaskedTokenModel
 from tabrasa.tokenizers.esm import EsmEmbedder
 from tabrasa.tokenizers.text import TextTokenizer
+from tabrasa.training.rebuild import rebuild_run
 
 HFLayout = Literal["bert", "esm"]
-
-
-def pretrained_config(task: PretrainingTask, folder: Path) -> PretrainedConfig:
-    """The task's backbone and embedder described as a checkpoint; text vocabularies are saved to folder."""
-    if not isinstance(task.backbone, Encoder):
-        raise UserError(
-            f"only tabrasa's transformer Encoder exports as a checkpoint, not {type(task.backbone).__name__}"
-        )
-    to_spec = getattr(task.embedder, "to_spec", None)
-    if to_spec is None:
-        raise UserError(
-            f"{type(task.embedder).__name__} has no spec, so a checkpoint cannot name it; export is not "
-            f"available for this tokenizer yet"
-        )
-    tokenizer = getattr(task.tokenizer, "inner", task.tokenizer)
-    spec = None
-    if isinstance(tokenizer, TextTokenizer):
-        tokenizer.save(folder / "tokenizer.json")
-        spec = tokenizer.to_spec("tokenizer.json")
-    elif hasattr(tokenizer, "to_spec"):
-        try:
-            spec = tokenizer.to_spec()
-        except ValueError:  # e.g. an ImageTokenizer without a fixed image_size: nothing to rebuild it from
-            spec = None
-    grid = getattr(spec, "image_size", None)
-    if grid is not None:
-        patch = spec.patch_size  # type: ignore[union-attr]
-        grid = (grid[0] // patch[0], grid[1] // patch[1])
-    prefix = int(getattr(task.embedder, "cls_token", None) is not None) if grid is not None else 0
-    return PretrainedConfig("tabrasa", task.backbone.config, to_spec(), spec, grid, prefix)
-
-
-def save_backbone(task: PretrainingTask, out: str | Path) -> Path:
-    """Backbone + embedder as a tabrasa checkpoint folder; the pretraining head is left out."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    config = pretrained_config(task, out)
-    return save_tabrasa(task.backbone, task.embedder, config, out, out)
 
 
 def _require(ok: bool, layout: str, setting: str) -> None:
@@ -139,19 +102,9 @@ def save_masked_lm(task: MaskedTokenModel, out: str | Path, layout: HFLayout) ->
 
 def load_run(config: str, ckpt: str) -> PretrainingTask:
     """The pretraining task of a config, with the weights of one of its Lightning checkpoints."""
-    from tabrasa.cli import build_cli
-    from tabrasa.training.safetensors_io import SafetensorsCheckpointIO
-
-    cli = build_cli(["--config", config], run=False, save_config=False)
-    task = cli.model
+    task = rebuild_run(config, ckpt).model
     if not isinstance(task, PretrainingTask):
         raise UserError(f"{config} trains {type(task).__name__}, not a pretraining task")
-    path = Path(ckpt)
-    if path.suffix == ".safetensors" or path.is_dir():
-        checkpoint = SafetensorsCheckpointIO().load_checkpoint(path)
-    else:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    task.load_state_dict(checkpoint["state_dict"])
     return task
 
 
@@ -164,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     task = load_run(args.config, args.ckpt)
     if args.to == "tabrasa":
-        out = save_backbone(task, args.out)
+        out = save_backbone(task.backbone, task.embedder, task.tokenizer, args.out)
     elif isinstance(task, MaskedTokenModel):
         out = save_masked_lm(task, args.out, args.to)
     else:

@@ -27,6 +27,7 @@ from pytorch_lightning.utilities import rank_zero_info, rank_zero_warn
 from torch import nn
 
 from tabrasa.errors import UserError
+from tabrasa.tasks.pretraining.backbone_export import save_backbone
 from tabrasa.tasks.pretraining.base import PretrainingTask
 from tabrasa.tasks.pretraining.clm import CausalLanguageModel
 from tabrasa.tasks.pretraining.mlm import MaskedTokenModel
@@ -151,11 +152,12 @@ class JointPretraining(pl.LightningModule):
     def on_fit_end(self) -> None:
         if self.export_dir is None or not self.trainer.is_global_zero:
             return
-        from tabrasa.tasks.pretraining.export import save_backbone
-
         for name in self.names:
             try:
-                folder = save_backbone(self.objectives[name], Path(self.export_dir) / name)
+                task = self.objectives[name]
+                folder = save_backbone(
+                    task.backbone, task.embedder, task.tokenizer, Path(self.export_dir) / name
+                )
             except UserError as error:  # e.g. an embedder without a checkpoint spec: say so, keep the rest
                 rank_zero_warn(f"task {name!r}: not exported ({error})")
                 continue

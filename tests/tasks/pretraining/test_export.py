@@ -9,7 +9,8 @@ from transformers import BertForMaskedLM, EsmForMaskedLM
 from tabrasa.pretrained.config import PretrainedSource
 from tabrasa.tasks import Classifier
 from tabrasa.tasks.pretraining import MaskedPatchModel, MaskedTokenModel
-from tabrasa.tasks.pretraining.export import save_backbone, save_masked_lm
+from tabrasa.tasks.pretraining.backbone_export import save_backbone
+from tabrasa.tasks.pretraining.export import save_masked_lm
 from tabrasa.tokenizers.esm import EsmProteinTokenizer
 from tabrasa.tokenizers.image import ImageTokenizer
 from tabrasa.tokenizers.text import TextTokenizer
@@ -61,7 +62,8 @@ def test_esm_masked_lm_export_reloads_in_transformers(tmp_path: Path) -> None:
 def test_fine_tuning_starts_from_the_pretrained_backbone_and_drops_the_head(tmp_path: Path) -> None:
     tokenizer = ImageTokenizer(patch_size=4, channels=1, image_size=16)
     pretrained = MaskedPatchModel(tokenizer, encoder())
-    folder = save_backbone(pretrained, tmp_path / "backbone")
+    model = pretrained
+    folder = save_backbone(model.backbone, model.embedder, model.tokenizer, tmp_path / "backbone")
     source = PretrainedSource(family="tabrasa", path=str(folder))
     task = Classifier(tokenizer, 3, encoder(), pretrained=source)
     task.load_pretrained_weights()
@@ -78,7 +80,8 @@ def test_fine_tuning_starts_from_the_pretrained_backbone_and_drops_the_head(tmp_
 )
 def test_a_checkpoint_that_does_not_fit_names_the_setting(tmp_path: Path, change: dict, setting: str) -> None:
     tokenizer = ImageTokenizer(patch_size=4, channels=1, image_size=16)
-    folder = save_backbone(MaskedPatchModel(tokenizer, encoder()), tmp_path / "backbone")
+    model = MaskedPatchModel(tokenizer, encoder())
+    folder = save_backbone(model.backbone, model.embedder, model.tokenizer, tmp_path / "backbone")
     task = Classifier(tokenizer, 3, encoder(**change), pretrained=PretrainedSource("tabrasa", str(folder)))
     with pytest.raises(ValueError, match=setting):
         task.load_pretrained_weights()

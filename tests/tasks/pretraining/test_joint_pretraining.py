@@ -12,7 +12,7 @@ from tabrasa.errors import UserError
 from tabrasa.pretrained.config import PretrainedSource
 from tabrasa.tasks import Classifier
 from tabrasa.tasks.pretraining import JointPretraining, MaskedPatchModel, MaskedTokenModel
-from tabrasa.tasks.pretraining.export import save_backbone
+from tabrasa.tasks.pretraining.backbone_export import save_backbone
 from tabrasa.tokenizers.image import ImageTokenizer
 from tabrasa.tokenizers.text import TextTokenizer
 from tests.tasks.pretraining.conftest import CORPUS, encoder
@@ -65,7 +65,8 @@ def test_every_task_trains_the_shared_backbone_and_only_its_own_embedder(
 def test_a_task_fine_tunes_from_its_export_with_the_joint_backbone(
     joint: JointPretraining, tmp_path: Path
 ) -> None:
-    folder = save_backbone(joint.objectives["image"], tmp_path / "image")
+    model = joint.objectives["image"]
+    folder = save_backbone(model.backbone, model.embedder, model.tokenizer, tmp_path / "image")
     tokenizer = ImageTokenizer(patch_size=4, channels=1, image_size=16)
     task = Classifier(
         tokenizer, 3, encoder(), pretrained=PretrainedSource(family="tabrasa", path=str(folder))
@@ -98,7 +99,7 @@ def test_bad_objective_settings_name_the_task(
 def test_the_joint_pretraining_config_trains_all_four_modalities_exports_each_and_skips_the_test(
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tabrasa.cli import build_cli
+    from tabrasa.training.lightning_cli import build_cli
 
     monkeypatch.chdir(tmp_path)
     cli = build_cli(

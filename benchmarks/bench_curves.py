@@ -1,0 +1,106 @@
+"""Data-using learning curves and the permutation test on the priors (the protocol of benchmarks/curves/).
+
+    python -m benchmarks.bench_curves --modalities image --lane 0/2 &   # two lanes share both cores
+    python -m benchmarks.bench_curves --modalities image --lane 1/2
+    python -m benchmarks.bench_curves --report-only                     # tables from the log, no training
+
+Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per arm.
+The report writes OUT/points.csv, OUT/report.md and the permutation summary (`--permutation-out`).
+Arms whose backbone or task config does not exist are refused by name; `--arms` picks a subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, train_and_score
+from benchmarks.curves.floors import fit_floor
+from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
+from benchmarks.curves.report import write_permutation, write_points, write_report
+from benchmarks.curves.self_pretraining import pretraining_export
+from benchmarks.curves.sweep import run_sweep
+from benchmarks.evidence.lanes import Lane
+from benchmarks.evidence.rate_sweep import RunLog
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = Protocol(fractions=(0.5, 1.0), seeds=(0,), max_epochs=2, patience=1, min_steps=1, patience_steps=1,
+                 batch_size=16, width=16,
+                 rates=(1e-3,), bracket=0, data={"limit": 64, "val_size": 32})  # fmt: skip
+
+
+def runner(root: Path, out: Path) -> Any:
+    def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
+        if arm.is_floor:
+            record = fit_floor(root, arm, key, plan.protocol)
+        else:
+            export = None
+            if arm.pretrain is not None:
+                export = pretraining_export(root, out / "pretrained", arm, key, plan.protocol)
+            record = train_and_score(root, arm, key, plan.protocol, plan.permutation_flag, export)
+        shuffled = "permuted " if key.permuted else ""
+        print(
+            f"{key.modality:8} {key.arm:16} f={key.fraction:<5g} lr={key.lr:<8g} seed={key.seed} {shuffled}"
+            f"→ val {record['val_acc']:.3f} test {record['test_acc']:.3f} "
+            f"({record['epochs']} epochs, {record['stopped']}, {record['seconds']:.0f} s)",
+            flush=True,
+        )
+        return record
+
+    return run
+
+
+def selected_plans(
+    names: list[str], arms: list[str] | None, smoke: bool, root: Path, check: bool = True
+) -> list[ModalityPlan]:
+    plans = []
+    for name in names:
+        if name not in MODALITIES:
+            raise SystemExit(f"--modalities {name}: choose from {sorted(MODALITIES)}")
+        plan = MODALITIES[name]
+        chosen = tuple(a for a in plan.arms if arms is None or a.name in arms)
+        for arm in chosen:
+            needed = (root / arm.config, root / "configs" / "backbone" / (arm.backbone or "small.yaml"))
+            missing = [path for path in needed if not path.exists()]
+            if missing and check:
+                raise SystemExit(
+                    f"arm {name}/{arm.name}: {missing[0]} does not exist; leave it out with --arms"
+                )
+        protocol = replace(SMOKE, data={**plan.protocol.data, **SMOKE.data}) if smoke else plan.protocol
+        plans.append(replace(plan, arms=chosen, protocol=protocol))
+    return plans
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--modalities", nargs="+", default=list(MODALITIES))
+    p.add_argument("--arms", nargs="+", default=None, help="only these arms (names as in points.csv)")
+    p.add_argument("--lane", default="0/1", help="INDEX/COUNT: this process's share of the arms")
+    p.add_argument("--out", type=Path, default=Path("results/curves"))  # relative: logs name no machine
+    p.add_argument("--permutation-out", type=Path, default=Path("results/permutation/summary.csv"))
+    p.add_argument("--no-permutation", action="store_true", help="curves only")
+    p.add_argument("--report-only", action="store_true", help="write the tables from the log; train nothing")
+    p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
+    args = p.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    log_path = args.out / "runs.jsonl"
+    lane = Lane.parse(args.lane)
+    plans = selected_plans(args.modalities, args.arms, args.smoke, ROOT, check=not args.report_only)
+    if not args.report_only:
+        run_sweep(plans, log_path, runner(ROOT, args.out), lane, permutation=not args.no_permutation)
+    if lane.count > 1 and not args.report_only:
+        return 0  # the report waits for a call without --lane
+    rows = list(RunLog(log_path, KEY_FIELDS).runs.values())
+    by_name = {plan.name: plan for plan in plans}
+    write_points(rows, by_name, args.out / "points.csv")
+    write_report(rows, by_name, args.out / "report.md")
+    write_permutation(rows, by_name, args.permutation_out)
+    print(f"wrote {args.out / 'points.csv'}, {args.out / 'report.md'}, {args.permutation_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""One run of the data-using protocol through the CLI a user types: the arm's task config, one fraction,
+seed and rate; trained in epochs, validated every epoch, stopped by Lightning's EarlyStopping on the
+validation accuracy, and scored on the whole test split with the best-validation checkpoint.
+
+A run records what it cost and why it ended: steps, epochs, wall seconds, `stopped` (`early` when
+patience ran out, `budget` when the epoch cap did), the epoch of its best validation and `converged`
+(False when the best validation was the last one: more epochs might have helped)."""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+from pytorch_lightning.callbacks import EarlyStopping
+
+from benchmarks.curves.plan import Arm, Protocol, width_key
+from benchmarks.evidence.cli_run import quiet_lightning
+from tabrasa.training.best_checkpoint import BestCheckpoint
+from tabrasa.training.lightning_cli import build_cli
+
+MONITOR = "val/acc"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunKey:
+    modality: str
+    arm: str
+    fraction: float
+    lr: float
+    seed: int
+    permuted: bool = False
+
+
+KEY_FIELDS = tuple(RunKey.__dataclass_fields__)
+
+
+class ValidationHistory(pl.Callback):
+    """(epoch, step, val/acc) of every validation after the sanity check, in order."""
+
+    def __init__(self) -> None:
+        self.scores: list[tuple[int, int, float]] = []
+
+    def on_validation_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if trainer.sanity_checking or MONITOR not in trainer.callback_metrics:
+            return
+        self.scores.append(
+            (trainer.current_epoch, trainer.global_step, float(trainer.callback_metrics[MONITOR]))
+        )
+
+
+def run_args(
+    root: Path, arm: Arm, key: RunKey, protocol: Protocol, permutation_flag: str, export: str | None = None
+) -> list[str]:
+    """The CLI arguments of one run (the same a user would type after `tabrasa fit`); `export`: the
+    tabrasa checkpoint a self-pretrained arm fine-tunes."""
+    args = ["--config", str(root / arm.config)]
+    if arm.backbone is not None:
+        args += ["--model.init_args.backbone", str(root / "configs" / "backbone" / arm.backbone)]
+    args += [
+        f"--model.init_args.backbone.init_args.{width_key(root, arm)}", str(protocol.width),
+        "--seed_everything", str(key.seed),
+        "--data.init_args.train_fraction", f"{key.fraction:g}",
+        "--data.init_args.loader.batch_size", str(protocol.batch_size),
+        "--trainer.max_epochs", str(protocol.max_epochs),
+        "--trainer.max_steps", "-1",
+        "--trainer.val_check_interval", "1.0",
+        "--trainer.check_val_every_n_epoch", "1",
+        "--trainer.limit_val_batches", "1.0",
+        "--trainer.num_sanity_val_steps", "0",
+        "--trainer.logger", "false",
+        "--trainer.enable_progress_bar", "false",
+        "--trainer.enable_model_summary", "false",
+        "--trainer.callbacks", "[]",
+    ]  # fmt: skip
+    if key.lr > 0:  # a floor (lr 0) trains no network: the config's rate stays, unused
+        args += ["--model.init_args.optimizer.lr", f"{key.lr:g}"]
+    for name, value in protocol.data.items():
+        args += [f"--data.init_args.{name}", str(value)]
+    if arm.pretrain is not None:
+        if export is None:
+            raise ValueError(f"{key}: the self-pretrained arm needs its pretraining export")
+        args += ["--model.init_args.pretrained", json.dumps({"family": "tabrasa", "path": export})]
+    if key.permuted:
+        if not permutation_flag:
+            raise ValueError(f"{key.modality}: no element permutation for this modality (permutation_flag)")
+        args += [permutation_flag, "0"]  # one fixed permutation, the same in training and test
+    return args
+
+
+def train_and_score(
+    root: Path, arm: Arm, key: RunKey, protocol: Protocol, permutation_flag: str, export: str | None = None
+) -> dict[str, Any]:
+    """Run one key; returns its record (the key's fields included)."""
+    quiet_lightning()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tabrasa-curve-") as scratch:
+        cli = build_cli(
+            run_args(root, arm, key, protocol, permutation_flag, export),
+            run=False,
+            trainer_defaults_override={"callbacks": [], "default_root_dir": scratch},
+            save_config=False,
+        )
+        cli.datamodule.setup("fit")
+        per_epoch = math.ceil(len(cli.datamodule.splits["train"]) / protocol.batch_size)
+        cap = max(protocol.max_epochs, math.ceil(protocol.min_steps / per_epoch))
+        cli.trainer.fit_loop.max_epochs = cap
+        patience = max(protocol.patience, math.ceil(protocol.patience_steps / per_epoch))
+        history = ValidationHistory()
+        stopper = EarlyStopping(monitor=MONITOR, mode="max", patience=patience)
+        best = BestCheckpoint(dirpath=scratch)
+        cli.trainer.callbacks.extend([history, stopper, best])
+        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
+        fit_seconds = time.perf_counter() - started
+        test = cli.trainer.test(
+            cli.model, datamodule=cli.datamodule, ckpt_path=best.best_model_path, verbose=False
+        )
+    data = cli.datamodule
+    scores = [score for _, _, score in history.scores]
+    best_index = max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else -1
+    return {
+        **{name: getattr(key, name) for name in KEY_FIELDS},
+        "n_train": len(data.splits["train"]),
+        "n_val": len(data.splits["validation"]),
+        "n_test": len(data.splits["test"]),
+        "steps": int(cli.trainer.global_step),
+        "epochs": int(cli.trainer.current_epoch),
+        "stopped": "budget" if cli.trainer.current_epoch >= cap else "early",
+        "epoch_cap": cap,
+        "patience": patience,
+        "best_epoch": history.scores[best_index][0] if scores else None,
+        "evaluations": len(scores),
+        "converged": bool(scores) and best_index != len(scores) - 1,
+        "val_acc": scores[best_index] if scores else float("nan"),
+        "test_acc": float(test[0]["test/acc"]),
+        "params": sum(p.numel() for p in cli.model.backbone.parameters()),
+        "fit_seconds": round(fit_seconds, 2),
+        "seconds": round(time.perf_counter() - started, 2),
+    }

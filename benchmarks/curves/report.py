@@ -1,0 +1,159 @@
+"""The sweep's log as machine-readable tables and a markdown report:
+
+- points.csv: one row a run (the curves and the rate sweeps), the columns the docs tables read;
+- permutation/summary.csv: per (modality, arm) the accuracy with and without the fixed permutation;
+- report.md: per modality the curve with Wilson intervals, the gap, slope and closing size, and the cost.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.curves.plan import ModalityPlan
+from benchmarks.curves.rates import interpolated_rate
+from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
+
+Plans = dict[str, ModalityPlan]
+POINT_COLUMNS = (
+    "modality", "arm", "fraction", "n_train", "seed", "lr", "steps", "epochs", "stopped", "converged",
+    "best_epoch", "val_acc", "test_acc", "n_test", "params", "seconds", "curve",
+)  # fmt: skip
+PERMUTATION_COLUMNS = (
+    "modality", "arm", "level", "seeds", "acc", "acc_permuted", "delta", "delta_low", "delta_high",
+)  # fmt: skip
+
+
+def chosen_rates(plan: ModalityPlan, rows: Sequence[dict[str, Any]], arm: str) -> dict[float, float] | None:
+    """fraction → the rate the sweep chose (validation only), or None while a rate sweep is unfinished."""
+    protocol = plan.protocol
+    fractions = plan.arm(arm).fractions_of(protocol)
+    ends = {}
+    for fraction in (fractions[0], fractions[-1]):
+        scores = {
+            float(r["lr"]): float(r["val_acc"])
+            for r in rows
+            if r["modality"] == plan.name and r["arm"] == arm and float(r["fraction"]) == fraction
+            and int(r["seed"]) == protocol.seeds[0] and not r.get("permuted")
+        }  # fmt: skip
+        if not scores:
+            return None
+        ends[fraction] = max(scores.items(), key=lambda item: (item[1], -item[0]))[0]
+    return {f: interpolated_rate(f, ends, protocol) for f in fractions}
+
+
+def curve_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
+    """The unpermuted runs at their arm's chosen rate: the points the curves are drawn from."""
+    kept = []
+    for row in rows:
+        plan = plans.get(row["modality"])
+        if plan is None or row["arm"] not in {a.name for a in plan.arms}:
+            continue
+        if row.get("permuted"):
+            continue
+        if plan.arm(row["arm"]).is_floor:
+            kept.append(row)
+            continue
+        rates = chosen_rates(plan, rows, row["arm"])
+        if rates is not None and float(row["lr"]) == rates.get(float(row["fraction"])):
+            kept.append(row)
+    return kept
+
+
+def write_points(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> None:
+    on_curve = {id(r) for r in curve_rows(rows, plans)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, POINT_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            if not row.get("permuted"):
+                writer.writerow({**row, "curve": id(row) in on_curve})
+
+
+def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(0)
+    out = []
+    for name, plan in plans.items():
+        permuted = points(rows, name, permuted=True)
+        plain = points(curve_rows(rows, plans), name)
+        for (arm, fraction), shuffled in sorted(permuted.items()):
+            base = plain.get((arm, fraction))
+            if base is None:
+                continue
+            sample = shuffled.resample(rng, BOOTSTRAP) - base.resample(rng, BOOTSTRAP)
+            low, high = np.percentile(sample, [2.5, 97.5])
+            out.append({
+                "modality": name, "arm": arm, "level": plan.permutation_level, "seeds": len(shuffled.test),
+                "acc": round(base.acc, 4), "acc_permuted": round(shuffled.acc, 4),
+                "delta": round(shuffled.acc - base.acc, 4), "delta_low": round(float(low), 4),
+                "delta_high": round(float(high), 4),
+            })  # fmt: skip
+    return out
+
+
+def write_permutation(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, PERMUTATION_COLUMNS)
+        writer.writeheader()
+        writer.writerows(permutation_rows(rows, plans))
+
+
+def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: Plans) -> list[str]:
+    table = points(curve_rows(rows, plans), plan.name)
+    if not table:
+        return [f"## {plan.name}", "", "No run yet.", ""]
+    lines = [f"## {plan.name}", "", "| arm | " + " | ".join(f"{f:g}" for f in plan.protocol.fractions) + " |"]
+    lines.append("|---" * (len(plan.protocol.fractions) + 1) + "|")
+    for arm in plan.arms:
+        cells = []
+        for fraction in plan.protocol.fractions:
+            point = table.get((arm.name, fraction))
+            if point is None:
+                cells.append("—")
+                continue
+            low, high = point.interval
+            cells.append(f"{point.acc:.3f} [{low:.3f}, {high:.3f}] ({len(point.test)})")
+        lines.append(f"| {arm.name} | " + " | ".join(cells) + " |")
+    baselines = [a.name for a in plan.arms if a.name not in ("transformer",) and not a.is_floor]
+    try:
+        result = verdict(table, "transformer", [b for b in baselines if not b.startswith("transformer")])
+    except LookupError as why:
+        lines += ["", f"Verdict: not yet ({why})."]
+    else:
+        lines += ["", "| training examples | best baseline (validation) | gap | 95% interval |"]
+        lines += ["|---|---|---|---|"]
+        for g in result.gaps:
+            interval = f"[{100 * g.low:+.1f}, {100 * g.high:+.1f}]"
+            lines.append(f"| {g.n_train} | {g.baseline} | {100 * g.gap:+.1f} | {interval} |")
+        slope = f"[{100 * result.slope_low:+.1f}, {100 * result.slope_high:+.1f}]"
+        reading = (
+            f"Gap slope: {100 * result.slope:+.1f} points per decade {slope}; reading: **{result.reading}**"
+        )
+        if result.closes_at is not None:
+            reading += f", at about {result.closes_at:,.0f} examples"
+            reading += f" [{result.closes_low:,.0f}, {result.closes_high:,.0f}]"
+        lines += ["", reading]
+    mine = [r for r in rows if r["modality"] == plan.name]
+    open_runs = sum(1 for r in mine if not r.get("converged"))
+    hours = sum(float(r["seconds"]) for r in mine) / 3600
+    lines += ["", f"Cost so far: {len(mine)} runs, {hours:.2f} lane-hours; {open_runs} runs not converged"]
+    lines += ["(best validation at their last evaluation).", ""]
+    return lines
+
+
+def write_report(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> None:
+    lines = [
+        "# Data-using learning curves",
+        "",
+        "Written by `python -m benchmarks.bench_curves` from runs.jsonl.",
+        "",
+    ]
+    for plan in plans.values():
+        lines += modality_report(plan, rows, plans)
+    path.write_text("\n".join(lines) + "\n")

@@ -1,0 +1,97 @@
+"""Claim: removing multi-head attention (one head instead of eight at the same width) costs 15-20%.
+
+Measured as the relative drop in held-out accuracy after equal training, on two-query associative recall
+(the query asks for two keys, the label is the ordered pair of their values): the case multi-head
+attention was introduced for, attending "to information from different representation subspaces at
+different positions" where one head can only average them (Vaswani et al. 2017, §3.2.2). Measured at two
+difficulties (pairs in context), since the gap depends on whether one head catches up within the budget.
+Each head count sweeps its own learning rate on validation (`arm_sweep`); test accuracy is compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import torch
+
+from benchmarks.evidence.claims.arm_sweep import RATES, ArmRuns, fit_arm
+from benchmarks.evidence.intervals import mean_interval
+from benchmarks.evidence.models import Shape, count_parameters
+from benchmarks.evidence.probe import ProbeModel
+from benchmarks.evidence.report import ClaimResult, basis, combine, judge, span, untrained
+from benchmarks.evidence.synthetic_tasks import RecallTask
+from benchmarks.evidence.synthetic_training import TrainConfig
+
+CLAIM = "one attention head vs eight at equal width"
+ARTICLE = "one head costs 15–20% (relative accuracy)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """train: both arms' budget (its lr is replaced by each arm's chosen rate)."""
+
+    tasks: tuple[RecallTask, ...] = (
+        RecallTask(pairs=8, keys=32, values=8, queries=2),
+        RecallTask(pairs=16, keys=64, values=8, queries=2),
+    )
+    shape: Shape = field(default_factory=lambda: Shape(dim=64, depth=2, heads=8))
+    single: int = 1  # heads of the ablated model
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(steps=1200, batch=64))
+    rates: tuple[float, ...] = RATES
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise ValueError("heads Settings.tasks is empty: give at least one RecallTask")
+        if not 1 <= self.single < self.shape.heads:
+            raise ValueError(
+                f"heads Settings.single={self.single} must be at least 1 and fewer than shape.heads="
+                f"{self.shape.heads}, or there is nothing to compare"
+            )
+
+
+def _model(settings: Settings, task: RecallTask, heads: int) -> ProbeModel:
+    return ProbeModel(settings.shape.encoder(task.length, heads=heads), task.vocab_size, task.classes)
+
+
+def _arms(
+    settings: Settings, task: RecallTask, seeds: Sequence[int], device: torch.device
+) -> dict[int, ArmRuns]:
+    """Each head count with its own rate sweep."""
+    return {
+        heads: fit_arm(
+            partial(_model, settings, task, heads), task, settings.train, seeds, device, settings.rates
+        )
+        for heads in (settings.shape.heads, settings.single)
+    }
+
+
+def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> ClaimResult:
+    many_heads, one_head = settings.shape.heads, settings.single
+    names = (f"{many_heads} heads", f"{one_head} head")
+    details, judgements, labels, parts = {}, [], [], []
+    for task in settings.tasks:
+        arms = _arms(settings, task, seeds, device)
+        many, one = arms[many_heads].test, arms[one_head].test
+        costs = [100 * (m - o) / max(m, 1e-9) for m, o in zip(many, one, strict=True)]
+        void = untrained(dict(zip(names, (many, one), strict=True)), chance=1 / task.classes)
+        judgements.append(void or judge(mean_interval(costs), 15.0, 20.0, null=0.0))
+        labels.append(f"{task.pairs} pairs")
+        accuracy = ", ".join(
+            f"{name} {span(mean_interval(arms[h].test), 1, '%', scale=100)} (lr {arms[h].choice.lr:g})"
+            for name, h in zip(names, (many_heads, one_head), strict=True)
+        )
+        parts.append(f"{span(mean_interval(costs), 1, '%')} at {task.pairs} pairs ({accuracy})")
+        details[f"{task.pairs}_pairs"] = {
+            "arms": {str(h): arm.details() for h, arm in arms.items()},
+            "relative_cost_percent": costs,
+        }
+    verdict = combine(judgements, labels)
+    task = settings.tasks[0]
+    size = count_parameters(_model(settings, task, settings.shape.heads))  # heads split D, add nothing
+    measured = "; ".join(parts) + (
+        f"; dim {settings.shape.dim}, {settings.train.steps} steps, {size:,} params in total in both arms "
+        f"at {task.pairs} pairs; {basis(len(seeds))}"
+    )
+    return ClaimResult.of("heads", CLAIM, ARTICLE, measured, verdict, details)

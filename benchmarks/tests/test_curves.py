@@ -1,0 +1,208 @@
+"""The data-using protocol: bracketed rates chosen on validation, resumable sweeps, intervals that stay in
+[0, 1], gap slopes and closing sizes that recover a known curve, and one real early-stopped run."""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.curves.early_stopped_run import RunKey, run_args, train_and_score
+from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
+from benchmarks.curves.rates import at_edge, best_rate, interpolated_rate, next_rate, snap
+from benchmarks.curves.report import PERMUTATION_COLUMNS, POINT_COLUMNS, write_permutation, write_points
+from benchmarks.curves.sweep import run_sweep
+from benchmarks.curves.verdict import Point, verdict, wilson
+from benchmarks.evidence.lanes import Lane
+from tests.availability import require_module
+
+ROOT = Path(__file__).resolve().parents[2]
+PROTOCOL = Protocol(fractions=(0.01, 0.1, 1.0), seeds=(0, 1, 2), rates=(1e-3, 3e-3), bracket=2)
+
+
+def test_wilson_stays_inside_zero_one_and_matches_known_values() -> None:
+    low, high = wilson(0, 10)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)  # the textbook 0/10 interval
+    low, high = wilson(99, 100)
+    assert high <= 1.0 and low == pytest.approx(0.9455, abs=1e-4)
+    # counter: the t-interval the old tables used leaves [0, 1] at these sizes; Wilson does not
+    p, n = 0.99, 100
+    assert p + 1.96 * math.sqrt(p * (1 - p) / n) > 1.0 or wilson(99, 100)[1] <= 1.0
+
+
+def scores_of(curve: dict[float, float]) -> dict[float, float]:
+    """Run a bracketed sweep against a known validation curve; the scores it collected."""
+    scores: dict[float, float] = {}
+    while (rate := next_rate(scores, PROTOCOL)) is not None:
+        scores[rate] = curve.get(rate, 0.0)
+    return scores
+
+
+def test_an_interior_best_rate_stops_the_sweep_at_the_initial_grid_plus_none() -> None:
+    scores = scores_of({1e-3: 0.8, 3e-3: 0.7, 3.33e-4: 0.6})
+    assert best_rate(scores) == 1e-3 and not at_edge(scores)
+    assert sorted(scores) == [3.33e-4, 1e-3, 3e-3]
+
+
+def test_an_edge_winner_extends_the_grid_until_bracketed() -> None:
+    curve = {1e-3: 0.5, 3e-3: 0.6, 9e-3: 0.7, 0.027: 0.65}
+    scores = scores_of(curve)
+    assert best_rate(scores) == 9e-3 and not at_edge(scores)
+    assert 0.027 in scores
+
+
+def test_counter_a_rate_still_at_the_edge_after_the_bracket_is_flagged() -> None:
+    scores = scores_of({1e-3: 0.5, 3e-3: 0.6, 9e-3: 0.7, 0.027: 0.8})  # keeps rising
+    assert best_rate(scores) == 0.027 and at_edge(scores)  # two extensions used, reported as at an edge
+
+
+def test_middle_fractions_interpolate_in_log_space_and_snap_to_the_grid() -> None:
+    ends = {0.01: 1e-3, 1.0: 9e-3}
+    assert interpolated_rate(0.1, ends, PROTOCOL) == snap(3e-3, PROTOCOL) == 3e-3
+    assert interpolated_rate(0.01, ends, PROTOCOL) == 1e-3
+
+
+def fake_plan(modality: str = "image") -> ModalityPlan:
+    arms = (Arm(name="transformer", config="c.yaml"), Arm(name="cnn", config="c.yaml"),
+            Arm(name="floor_logreg", config="c.yaml"))  # fmt: skip
+    return replace(MODALITIES[modality], arms=arms, protocol=PROTOCOL)
+
+
+def fake_runner(calls: list[RunKey]) -> Any:
+    """Validation peaks at 3e-3; test peaks at 1e-3, so a sweep that read test would choose wrongly."""
+
+    def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
+        calls.append(key)
+        val = 0.9 - abs(math.log10(key.lr / 3e-3)) / 10 if key.lr else 0.5
+        test = 0.9 - abs(math.log10(key.lr / 1e-3)) / 10 if key.lr else 0.5
+        bonus = 0.05 * math.log10(key.fraction * 100) + 0.01 * key.seed
+        return {
+            **key.__dict__, "val_acc": val + bonus, "test_acc": test + bonus,
+            "n_train": int(key.fraction * 1e4), "n_test": 1000, "seconds": 1.0, "converged": True,
+            "steps": 1, "epochs": 1, "stopped": "early",
+        }  # fmt: skip
+
+    return run
+
+
+def test_the_sweep_chooses_rates_on_validation_runs_every_seed_and_resumes(tmp_path: Path) -> None:
+    calls: list[RunKey] = []
+    plan = fake_plan()
+    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane(), permutation=True)
+    curve = [k for k in calls if k.arm == "transformer" and not k.permuted and k.lr == 3e-3]
+    assert {(k.fraction, k.seed) for k in curve} == {
+        (f, s) for f in PROTOCOL.fractions for s in PROTOCOL.seeds
+    }
+    assert not [k for k in calls if k.arm == "transformer" and k.fraction == 0.1 and k.lr != 3e-3]
+    assert {k.seed for k in calls if k.permuted and k.arm == "cnn"} == {0, 1, 2}
+    assert [k.fraction for k in calls if k.arm == "floor_logreg"] == list(PROTOCOL.fractions)
+    first = len(calls)
+    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane(), permutation=True)
+    assert len(calls) == first  # resumed: nothing ran twice
+
+
+def test_lanes_split_arms_without_overlap(tmp_path: Path) -> None:
+    seen: list[set[str]] = []
+    for index in range(2):
+        calls: list[RunKey] = []
+        run_sweep([fake_plan()], tmp_path / f"lane{index}.jsonl", fake_runner(calls), Lane(index, 2))
+        seen.append({k.arm for k in calls})
+    assert not seen[0] & seen[1] and seen[0] | seen[1] == {"transformer", "cnn", "floor_logreg"}
+
+
+def point(arm: str, fraction: float, n: int, accs: tuple[float, ...]) -> Point:
+    return Point(arm=arm, fraction=fraction, n_train=n, test=accs, n_test=(10_000,) * len(accs), val=accs)
+
+
+def table_for(gap_at: dict[int, float]) -> dict[tuple[str, float], Point]:
+    table = {}
+    for i, (n, gap) in enumerate(sorted(gap_at.items())):
+        fraction = n / 10_000
+        base = (0.80, 0.801, 0.799)
+        table[("cnn", fraction)] = point("cnn", fraction, n, base)
+        table[("transformer", fraction)] = point("transformer", fraction, n, tuple(b + gap for b in base))
+        del i
+    return table
+
+
+def test_a_gap_rising_two_points_a_decade_closes_where_the_line_says() -> None:
+    # gap = -6 + 2·log10(n/100) points: zero at n = 100 · 10^3 = 100,000
+    result = verdict(table_for({100: -0.06, 1000: -0.04, 10_000: -0.02}), "transformer", ["cnn"])
+    assert result.reading == "closes"
+    assert result.slope == pytest.approx(0.02, abs=1e-3)
+    assert result.closes_at == pytest.approx(1e5, rel=0.1)
+    assert result.closes_low < 1e5 < result.closes_high
+
+
+def test_counter_a_flat_gap_does_not_close() -> None:
+    result = verdict(table_for({100: -0.05, 1000: -0.05, 10_000: -0.051}), "transformer", ["cnn"])
+    assert result.reading in ("does not close", "undetermined") and result.closes_at is None
+
+
+def test_the_best_baseline_is_chosen_on_validation_not_test() -> None:
+    table = table_for({100: -0.05, 1000: -0.04})
+    for fraction in (0.01, 0.1):
+        # "lucky" wins on test but loses on validation: it must not be the baseline compared against
+        table[("lucky", fraction)] = Point("lucky", fraction, 1, (0.99,), (10_000,), (0.1,))
+    assert {g.baseline for g in verdict(table, "transformer", ["cnn", "lucky"]).gaps} == {"cnn"}
+
+
+def test_points_and_permutation_tables_have_the_documented_columns(tmp_path: Path) -> None:
+    calls: list[RunKey] = []
+    plan = fake_plan()
+    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane())
+    from benchmarks.curves.early_stopped_run import KEY_FIELDS
+    from benchmarks.evidence.rate_sweep import RunLog
+
+    rows = list(RunLog(tmp_path / "runs.jsonl", KEY_FIELDS).runs.values())
+    write_points(rows, {plan.name: plan}, tmp_path / "points.csv")
+    write_permutation(rows, {plan.name: plan}, tmp_path / "summary.csv")
+    with (tmp_path / "points.csv").open() as handle:
+        read = list(csv.DictReader(handle))
+    assert tuple(read[0]) == POINT_COLUMNS and {r["stopped"] for r in read} <= {"early", "budget"}
+    with (tmp_path / "summary.csv").open() as handle:
+        summary = list(csv.DictReader(handle))
+    assert tuple(summary[0]) == PERMUTATION_COLUMNS
+    assert all(0 <= float(r["acc"]) <= 1 and float(r["delta_low"]) <= float(r["delta_high"]) for r in summary)
+
+
+def test_run_args_carry_the_protocol_and_the_permutation() -> None:
+    plan = MODALITIES["image"]
+    key = RunKey(modality="image", arm="transformer", fraction=0.1, lr=3e-3, seed=2, permuted=True)
+    args = run_args(ROOT, plan.arm("transformer"), key, plan.protocol, plan.permutation_flag)
+    joined = " ".join(args)
+    assert "--trainer.max_epochs 30" in joined and "--trainer.check_val_every_n_epoch 1" in joined
+    assert "--model.init_args.backbone.init_args.config.dim 64" in joined
+    assert f"{plan.permutation_flag} 0" in joined and "--seed_everything 2" in joined
+    with pytest.raises(ValueError, match="no element permutation"):
+        run_args(ROOT, plan.arm("transformer"), key, plan.protocol, "")
+
+
+@pytest.mark.slow
+def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint() -> None:
+    require_module("sklearn", "the floors' scikit-learn: pip install -e .[bench]")
+    plan = MODALITIES["image"]
+    protocol = Protocol(fractions=(1.0,), max_epochs=6, patience=1, min_steps=1, patience_steps=1,
+                        batch_size=16, width=16, rates=(1e-3,),
+                        data={"limit": 96, "val_size": 48})  # fmt: skip
+    key = RunKey(modality="image", arm="transformer", fraction=1.0, lr=1e-3, seed=0)
+    record = train_and_score(ROOT, plan.arm("transformer"), key, protocol, plan.permutation_flag)
+    assert record["stopped"] in ("early", "budget") and 1 <= record["epochs"] <= 6
+    assert record["evaluations"] == record["epochs"] or record["stopped"] == "early"
+    assert record["converged"] == (record["best_epoch"] != record["epochs"] - 1)
+    assert record["n_test"] == 96 and 0 <= record["test_acc"] <= 1 and record["steps"] > 0
+
+
+def test_the_self_pretrained_arm_fine_tunes_its_export_at_its_own_fractions() -> None:
+    plan = MODALITIES["image"]
+    arm = plan.arm("self_pretrained")
+    assert arm.fractions_of(plan.protocol) == (0.03, 1.0)
+    key = RunKey(modality="image", arm=arm.name, fraction=0.03, lr=1e-3, seed=0)
+    args = run_args(ROOT, arm, key, plan.protocol, plan.permutation_flag, export="results/x/export")
+    assert '{"family": "tabrasa", "path": "results/x/export"}' in args
+    with pytest.raises(ValueError, match="needs its pretraining export"):
+        run_args(ROOT, arm, key, plan.protocol, plan.permutation_flag)

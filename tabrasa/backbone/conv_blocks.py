@@ -1,0 +1,117 @@
+"""2-D convolution pieces the grid CNN baselines share (PatchGridCNN, PixelCNN, SpectrogramCNN): tokens ↔
+feature maps, the pre-activation residual block, strided downsampling, masked average pooling and nearest
+upsampling back to the token grid.
+
+Every piece carries `keep` (B, 1, H, W), 1 at real cells and 0 at padding, and zeroes padded cells before
+each convolution, which is exactly the zero padding an unpadded map gets at its border. Downsampling keeps
+a cell real by the same rule an unpadded map of the real size would give it, so in eval mode the outputs
+at real cells never depend on how much padding the batch carries. In train mode BatchNorm's batch
+statistics count padded cells as zeros (torch has no masked BatchNorm); equal-length inputs (28×28
+images, 1-second keyword clips) have none.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tabrasa.backbone.tokens import TokenGrid
+
+NO_GRID_HINT = "For text or protein sequences use SequenceCNN or SequenceLSTM"
+
+
+def grid_maps(
+    x: torch.Tensor, mask: torch.Tensor | None, grid: TokenGrid | None, owner: str, tokenize: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Tokens (B, N, D) lying on `grid` → the mask (B, N), the grid cells as a map (B, D, H, W) zeroed at
+    padding, and keep (B, 1, H, W). `owner` names the backbone and `tokenize` how to get such tokens, for
+    the error a grid-less input gets."""
+    if grid is None:
+        raise ValueError(
+            f"{owner} needs tokens on a grid ({tokenize}); these tokens carry no grid. {NO_GRID_HINT}"
+        )
+    B, N, D = x.shape
+    if grid.prefix + grid.size != N:
+        raise ValueError(
+            f"{owner} got {N} tokens but the grid says {grid.prefix} + {grid.height}×{grid.width}"
+        )
+    if mask is None:
+        mask = torch.ones(B, N, dtype=torch.bool, device=x.device)
+    cells = x[:, grid.prefix :].transpose(1, 2).reshape(B, D, grid.height, grid.width)  # (B, D, H, W)
+    keep = mask[:, grid.prefix :].reshape(B, 1, grid.height, grid.width).to(x.dtype)  # (B, 1, H, W)
+    return mask, cells * keep, keep
+
+
+def grid_tokens(
+    cells: torch.Tensor, keep: torch.Tensor, mask: torch.Tensor, grid: TokenGrid, norm: nn.Module
+) -> torch.Tensor:
+    """Output map (B, D, H, W) on the token grid → tokens (B, prefix + H·W, D), zero at padding.
+
+    Prefix tokens (a CLS token) sit outside the grid; their outputs are the mean of the real cells' outputs,
+    so CLS pooling and mean pooling both read what the convolutions computed."""
+    B, D = cells.shape[:2]
+    h = (cells * keep).flatten(2).transpose(1, 2)  # (B, H·W, D)
+    pooled = h.sum(1, keepdim=True) / keep.flatten(1).sum(1).clamp_min(1.0)[:, None, None]  # (B, 1, D)
+    out = torch.cat([pooled.expand(B, grid.prefix, D), h], dim=1)  # (B, N, D)
+    return norm(out) * mask[..., None].to(out.dtype)
+
+
+def upsample_nearest(h: torch.Tensor, factor: tuple[int, int], size: tuple[int, int]) -> torch.Tensor:
+    """(B, C, h, w) → (B, C, H, W): every cell repeated `factor` times along each axis, cropped to `size`.
+
+    Cell (i, j) then covers tokens [i·f_h, (i+1)·f_h) × [j·f_w, (j+1)·f_w) whatever the padding, so a real
+    token reads the cell an unpadded map gives it; F.interpolate(size=...) would rescale by H / h instead,
+    which moves that boundary with the padded size."""
+    fh, fw = factor
+    return h.repeat_interleave(fh, dim=2).repeat_interleave(fw, dim=3)[..., : size[0], : size[1]]
+
+
+def masked_avg_pool(
+    x: torch.Tensor, keep: torch.Tensor, kernel: tuple[int, int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Non-overlapping average pooling over real cells only: (B, C, H, W) → (B, C, ⌈H/k_h⌉, ⌈W/k_w⌉) and
+    its keep. avg_pool2d counts zeros at padding, so the sum over real cells is divided by their count."""
+    total = F.avg_pool2d(x * keep, kernel, ceil_mode=True)  # same divisor in both: it cancels
+    count = F.avg_pool2d(keep, kernel, ceil_mode=True)
+    pooled_keep = (count > 0).to(x.dtype)
+    return total / count.clamp_min(torch.finfo(x.dtype).tiny) * pooled_keep, pooled_keep
+
+
+class ResidualConv2d(nn.Module):
+    """x + Conv3×3(GELU(BN(Conv3×3(GELU(BN(x)))))), pre-activation (He et al. 2016, "Identity Mappings"),
+    with `hidden` channels between the two convolutions (a bottleneck where hidden < dim)."""
+
+    def __init__(self, dim: int, hidden: int, dropout: float) -> None:
+        super().__init__()
+        self.norm1 = nn.BatchNorm2d(dim)
+        self.conv1 = nn.Conv2d(dim, hidden, 3, padding=1)
+        self.norm2 = nn.BatchNorm2d(hidden)
+        self.conv2 = nn.Conv2d(hidden, dim, 3, padding=1)
+        self.act = nn.GELU()
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        # x: (B, D, H, W); keep: (B, 1, H, W), zero at padded grid cells
+        h = self.conv1(self.act(self.norm1(x)) * keep)
+        h = self.conv2(self.drop(self.act(self.norm2(h))) * keep)
+        return (x + h) * keep
+
+
+class Downsample2d(nn.Module):
+    """BN → GELU → Conv3×3 with stride 2 from `dim` to `out` channels: halves each side (rounding up)
+    between ResNet stages, the pre-activation form of ResNet's strided convolution (He et al. 2016).
+
+    Output cell i is centred on input cell 2i, so it is real when that cell is: an unpadded map of the real
+    size has exactly those output cells (⌈H/2⌉)."""
+
+    def __init__(self, dim: int, out: int) -> None:
+        super().__init__()
+        self.norm = nn.BatchNorm2d(dim)
+        self.conv = nn.Conv2d(dim, out, 3, stride=2, padding=1)
+        self.act = nn.GELU()
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.conv(self.act(self.norm(x)) * keep)  # (B, out, ⌈H/2⌉, ⌈W/2⌉)
+        keep = keep[..., ::2, ::2]
+        return h * keep, keep

@@ -1,0 +1,89 @@
+"""A 2-D CNN over the log-mel spectrogram's time × frequency cells: the keyword-spotting baseline.
+
+The shape is res8 of Tang & Lin 2018 ("Deep Residual Learning for Small-Footprint Keyword Spotting"):
+
+    3×3 conv, dim → channels                            T × F   (101 frames × 64 mel bins)
+    average pooling 4 × 3 (time × frequency)            ⌈T/4⌉ × ⌈F/3⌉
+    3 residual blocks of two 3×3 convs, channels
+    global average pooling → classifier
+
+res8 uses 45 channels; here `channels` defaults to 2/3 of dim (43 at 64 wide, 85 at 128), which keeps it
+within 20% of the transformer's size at both widths. Two changes fit it to the backbone contract. The
+blocks are pre-activation (BN → GELU → conv, He et al. 2016, like the other grid CNNs here; res8 puts BN
+after each ReLU), closed by a final BN → GELU and a 1×1 conv to the token width. And instead of pooling,
+the map is upsampled back to the token grid by nearest neighbour (each cell fills its 4×3 block of
+cells), so mean pooling over real tokens is the global average pooling, each cell weighted by the real
+tokens it covers.
+
+It takes one token per (frame, mel bin) cell: `AudioTokenizer(patch_size=[1, 1])` (KeywordsDataModule
+`patch_size: [1, 1]`), whose embedder maps each cell's value to `dim` with a 1×1 convolution, grid (T, F)
+with rows along time. Padded frames (a batch of clips of different lengths) are masked at every layer and
+in the pooling, so they never change real cells' outputs in eval mode (`conv_blocks`).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tabrasa.backbone.conv_blocks import (
+    ResidualConv2d,
+    grid_maps,
+    grid_tokens,
+    masked_avg_pool,
+    upsample_nearest,
+)
+from tabrasa.backbone.tokens import TokenGrid
+
+CELL_TOKENS = "one token per time × mel cell: AudioTokenizer(patch_size=[1, 1])"
+CHANNEL_RATIO = 2 / 3  # 43 channels at 64 wide (res8: 45), 85 at 128
+
+
+class SpectrogramCNN(nn.Module):
+    """dim: token width in and out. channels: width of the convolutions (None: 2/3 of dim). blocks: residual
+    blocks (res8: 3; res15's 6 add dilation and drop the pooling, not built here). pool: (time, frequency)
+    average-pooling window after the first convolution (res8: 4 × 3)."""
+
+    def __init__(
+        self,
+        dim: int = 128,
+        channels: int | None = None,
+        blocks: int = 3,
+        pool: tuple[int, int] = (4, 3),
+        dropout: float = 0.1,
+    ) -> None:
+        super().__init__()
+        self.dim = dim
+        self.channels = round(CHANNEL_RATIO * dim) if channels is None else channels
+        self.pool = (int(pool[0]), int(pool[1]))
+        if self.channels < 1 or blocks < 0 or min(self.pool) < 1:
+            raise ValueError(
+                f"SpectrogramCNN channels={self.channels}, blocks={blocks} and pool={pool} must be >= 1, "
+                f">= 0 and a pair of sizes >= 1"
+            )
+        self.stem = nn.Conv2d(dim, self.channels, 3, padding=1)
+        self.blocks = nn.ModuleList(
+            ResidualConv2d(self.channels, self.channels, dropout) for _ in range(blocks)
+        )
+        self.final_norm = nn.BatchNorm2d(self.channels)
+        self.act = nn.GELU()
+        self.proj = nn.Conv2d(self.channels, dim, 1)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward_features(self, cells: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cell map (B, dim, T, F) and its keep (B, 1, T, F) → pooled features (B, dim, ⌈T/p_t⌉, ⌈F/p_f⌉) and
+        their keep, before upsampling."""
+        h = self.stem(cells) * keep  # (B, C, T, F)
+        h, keep = masked_avg_pool(h, keep, self.pool)  # (B, C, ⌈T/p_t⌉, ⌈F/p_f⌉)
+        for block in self.blocks:
+            h = block(h, keep)
+        return self.proj(self.act(self.final_norm(h)) * keep) * keep, keep
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
+    ) -> torch.Tensor:
+        mask, cells, keep = grid_maps(x, mask, grid, "SpectrogramCNN", CELL_TOKENS)  # cells: (B, D, T, F)
+        assert grid is not None
+        h, _ = self.forward_features(cells, keep)
+        h = upsample_nearest(h, self.pool, (grid.height, grid.width))  # (B, D, T, F)
+        return grid_tokens(h, keep, mask, grid, self.norm)

@@ -1,0 +1,89 @@
+"""The `tabrasa` command: `fit|validate|test|predict --config ...` through LightningCLI, plus the
+subcommands of this package (`data`, `convert`, `inspect`, `predict-files`, `export`, `serve`).
+
+A user's mistake (a `UserError`) ends the command with its one-line message and exit status 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from jsonargparse import ArgumentError
+
+from tabrasa.errors import UserError
+from tabrasa.training.lightning_cli import build_cli
+
+
+def _subcommand(name: str) -> Callable[[list[str]], int] | None:
+    """The entry point of one subcommand, imported only when it runs (each pulls in its own layer)."""
+    if name == "convert":
+        from tabrasa.cli.convert import main as convert_main
+
+        return convert_main
+    if name == "data":
+        from tabrasa.cli.data import main as data_main
+
+        return data_main
+    if name == "inspect":
+        from tabrasa.cli.inspect import main as inspect_main
+
+        return inspect_main
+    if name == "predict-files":
+        from tabrasa.cli.export import predict_files_main
+
+        return predict_files_main
+    if name == "export":
+        from tabrasa.cli.export import export_main
+
+        return export_main
+    if name == "serve":
+        from tabrasa.cli.serve import main as serve_main
+
+        return serve_main
+    return None
+
+
+def dispatch(args: list[str]) -> int:
+    command = _subcommand(args[0]) if args else None
+    if command is not None:
+        return command(args[1:])
+    build_cli(args)
+    return 0
+
+
+def user_error_in(error: BaseException) -> UserError | None:
+    """The UserError behind an exception, if any: jsonargparse and Lightning wrap errors raised while
+    classes are built (as the cause or the context), and the user should read the original message."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UserError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `tabrasa` command. A user's mistake (a `UserError`: bad input, bad setting, missing file) ends it
+    with that one-line message and exit status 2; TABRASA_TRACEBACK=1 shows the traceback as well. Any other
+    exception is an internal error and keeps its traceback."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return dispatch(args)
+    except Exception as error:
+        mistake = user_error_in(error)
+        if os.environ.get("TABRASA_TRACEBACK") == "1" or (
+            mistake is None and not isinstance(error, ArgumentError)
+        ):
+            raise
+        message = str(mistake if mistake is not None else error).strip()
+        hint = "run with --help for the options" if mistake is None else "set TABRASA_TRACEBACK=1 for details"
+        sys.stderr.write(f"tabrasa: error: {message}\n({hint})\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
