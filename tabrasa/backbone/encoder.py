@@ -20,7 +20,7 @@ from tabrasa.backbone.masking import AttentionMask
 from tabrasa.backbone.mixers import make_mixer
 from tabrasa.backbone.mlp import Mlp
 from tabrasa.backbone.norm import make_norm
-from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, SinusoidalPositions
+from tabrasa.backbone.positions import RotaryPositions, make_positions
 from tabrasa.backbone.registers import prepend_registers
 from tabrasa.backbone.tokens import TokenGrid
 
@@ -43,14 +43,9 @@ class Encoder(nn.Module):
         self.config = config
         self.dim = config.dim
         c = config
-        self.positions: nn.Module | None = None
-        self.rotary: RotaryPositions | None = None
-        if c.positions == "learned":
-            self.positions = LearnedPositions(c.max_len, c.dim)
-        elif c.positions == "sinusoidal":
-            self.positions = SinusoidalPositions(c.max_len, c.dim)
-        elif c.positions == "rotary":
-            self.rotary = RotaryPositions(c.head_dim, c.max_len, c.rotary_base)
+        self.positions: nn.Module | None
+        self.rotary: RotaryPositions | None
+        self.positions, self.rotary = make_positions(c.positions, c.max_len, c.dim, c.head_dim, c.rotary_base)
         self.register_tokens: nn.Parameter | None = None
         if c.register_tokens:
             # DINOv2 and timm initialise registers as N(0, 1e-6).

@@ -44,7 +44,8 @@ from torch import nn
 
 from tabrasa.backbone.config import PositionKind, check_choices
 from tabrasa.backbone.norm import make_norm
-from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, Rotation, SinusoidalPositions
+from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, Rotation, make_positions
+from tabrasa.backbone.protocol import check_tokens
 from tabrasa.backbone.tokens import TokenGrid
 
 GAUForm = Literal["quadratic", "chunked"]
@@ -286,14 +287,9 @@ class GAUEncoder(nn.Module):
         self.config = config
         self.dim = config.dim
         c = config
-        self.positions: nn.Module | None = None
-        self.rotary: RotaryPositions | None = None
-        if c.positions == "learned":
-            self.positions = LearnedPositions(c.max_len, c.dim)
-        elif c.positions == "sinusoidal":
-            self.positions = SinusoidalPositions(c.max_len, c.dim)
-        elif c.positions == "rotary":
-            self.rotary = RotaryPositions(c.rotated, c.max_len, c.rotary_base)
+        self.positions: nn.Module | None
+        self.rotary: RotaryPositions | None
+        self.positions, self.rotary = make_positions(c.positions, c.max_len, c.dim, c.rotated, c.rotary_base)
         self.units = nn.ModuleList(GatedAttentionUnit(c) for _ in range(c.depth))
         self.norm = _make_norm(c.norm, c.dim, c.norm_eps) if c.final_norm else nn.Identity()
 
@@ -325,21 +321,3 @@ class GAUEncoder(nn.Module):
 
 def _make_norm(kind: GAUNorm, dim: int, eps: float) -> nn.Module:
     return ScaleNorm(dim, eps) if kind == "scalenorm" else make_norm(kind, dim, eps, bias=True)
-
-
-def check_tokens(name: str, x: torch.Tensor, mask: torch.Tensor | None, dim: int) -> None:
-    """The Backbone contract's input checks, each a one-line error naming the input and the fix."""
-    if x.ndim != 3 or x.shape[-1] != dim:
-        raise ValueError(
-            f"{name} input x has shape {tuple(x.shape)}; expected (batch, tokens, {dim}). Embed raw inputs "
-            f"with a tabrasa.tokenizers embedder first"
-        )
-    if not x.is_floating_point():
-        raise TypeError(f"{name} input x has dtype {x.dtype}; expected a float tensor of token vectors")
-    if x.shape[1] == 0:
-        raise ValueError(f"{name} input x has 0 tokens; every sequence needs at least one token")
-    if mask is not None and (mask.dtype != torch.bool or mask.shape != x.shape[:2]):
-        raise ValueError(
-            f"{name} mask has dtype {mask.dtype} and shape {tuple(mask.shape)}; expected bool "
-            f"{tuple(x.shape[:2])} (True at real tokens) to match x"
-        )

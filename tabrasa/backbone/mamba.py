@@ -13,6 +13,7 @@ from torch import nn
 
 from tabrasa.backbone.mamba_block import MambaLayer
 from tabrasa.backbone.mamba_config import MambaConfig
+from tabrasa.backbone.protocol import check_tokens
 from tabrasa.backbone.sequence_lstm import gather_steps, reversal_index
 from tabrasa.backbone.tokens import TokenGrid
 
@@ -118,17 +119,4 @@ class Mamba(nn.Module):
             )
 
     def _check_inputs(self, x: torch.Tensor, mask: torch.Tensor | None) -> None:
-        if x.ndim != 3 or x.shape[-1] != self.dim:
-            raise ValueError(
-                f"Mamba input x has shape {tuple(x.shape)}; expected (batch, tokens, {self.dim}). "
-                f"Embed raw inputs with a tabrasa.tokenizers embedder first"
-            )
-        if not x.is_floating_point():
-            raise TypeError(f"Mamba input x has dtype {x.dtype}; expected a float tensor of token vectors")
-        if x.shape[1] == 0:
-            raise ValueError("Mamba input x has 0 tokens; every sequence needs at least one token")
-        if mask is not None and (mask.dtype != torch.bool or mask.shape != x.shape[:2]):
-            raise ValueError(
-                f"Mamba mask has dtype {mask.dtype} and shape {tuple(mask.shape)}; expected bool "
-                f"{tuple(x.shape[:2])} (True at real tokens)"
-            )
+        check_tokens("Mamba", x, mask, self.dim)

@@ -39,10 +39,10 @@ from tabrasa.backbone.config import (
     check_choices,
 )
 from tabrasa.backbone.encoder import Encoder
-from tabrasa.backbone.gau import check_tokens
 from tabrasa.backbone.masking import AttentionMask
 from tabrasa.backbone.norm import make_norm
-from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, Rotation, SinusoidalPositions
+from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, Rotation, make_positions
+from tabrasa.backbone.protocol import check_tokens
 from tabrasa.backbone.tokens import TokenGrid
 
 ODEMethod = Literal["euler", "midpoint", "rk4", "dopri5"]
@@ -205,14 +205,11 @@ class ODEEncoder(nn.Module):
         self.config = config
         self.dim = config.dim
         c = config
-        self.positions: nn.Module | None = None
-        self.rotary: RotaryPositions | None = None
-        if c.positions == "learned":
-            self.positions = LearnedPositions(c.max_len, c.dim)
-        elif c.positions == "sinusoidal":
-            self.positions = SinusoidalPositions(c.max_len, c.dim)
-        elif c.positions == "rotary":
-            self.rotary = RotaryPositions(c.dim // c.heads, c.max_len, c.rotary_base)
+        self.positions: nn.Module | None
+        self.rotary: RotaryPositions | None
+        self.positions, self.rotary = make_positions(
+            c.positions, c.max_len, c.dim, c.dim // c.heads, c.rotary_base
+        )
         self.time = None if c.time == "none" else TimeEmbedding(c.time, c.dim, c.time_features, c.t1)
         # The Encoder's own block construction and initialisation, so f is exactly one Encoder block.
         self.block = Encoder(c.block_config()).blocks[0]

@@ -105,3 +105,18 @@ class Rotation:
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     a, b = x.chunk(2, dim=-1)
     return torch.cat((-b, a), dim=-1)
+
+
+def make_positions(
+    kind: str, max_len: int, dim: int, rotary_dim: int, rotary_base: float
+) -> tuple[nn.Module | None, RotaryPositions | None]:
+    """(added positions, rotary positions) for a backbone's `positions` option: learned or sinusoidal
+    tables are added to the tokens; rotary ones rotate queries and keys of width `rotary_dim`; "none" gives
+    neither. Every family with positions (Encoder, GAU, continuous depth) builds them here."""
+    if kind == "learned":
+        return LearnedPositions(max_len, dim), None
+    if kind == "sinusoidal":
+        return SinusoidalPositions(max_len, dim), None
+    if kind == "rotary":
+        return None, RotaryPositions(rotary_dim, max_len, rotary_base)
+    return None, None

@@ -6,6 +6,7 @@ A user's mistake (a `UserError`) ends the command with its one-line message and 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -15,34 +16,24 @@ from jsonargparse import ArgumentError
 from tabrasa.errors import UserError
 from tabrasa.training.lightning_cli import build_cli
 
+# Each subcommand's entry point, imported only when it runs: each pulls in its own layer (deploy, inspect,
+# the serving stack), which `tabrasa fit` never needs.
+SUBCOMMANDS = {
+    "convert": ("tabrasa.cli.convert", "main"),
+    "data": ("tabrasa.cli.data", "main"),
+    "inspect": ("tabrasa.cli.inspect", "main"),
+    "predict-files": ("tabrasa.cli.export", "predict_files_main"),
+    "export": ("tabrasa.cli.export", "export_main"),
+    "serve": ("tabrasa.cli.serve", "main"),
+}
+
 
 def _subcommand(name: str) -> Callable[[list[str]], int] | None:
-    """The entry point of one subcommand, imported only when it runs (each pulls in its own layer)."""
-    if name == "convert":
-        from tabrasa.cli.convert import main as convert_main
-
-        return convert_main
-    if name == "data":
-        from tabrasa.cli.data import main as data_main
-
-        return data_main
-    if name == "inspect":
-        from tabrasa.cli.inspect import main as inspect_main
-
-        return inspect_main
-    if name == "predict-files":
-        from tabrasa.cli.export import predict_files_main
-
-        return predict_files_main
-    if name == "export":
-        from tabrasa.cli.export import export_main
-
-        return export_main
-    if name == "serve":
-        from tabrasa.cli.serve import main as serve_main
-
-        return serve_main
-    return None
+    if name not in SUBCOMMANDS:
+        return None
+    module, function = SUBCOMMANDS[name]
+    entry: Callable[[list[str]], int] = getattr(importlib.import_module(module), function)
+    return entry
 
 
 def dispatch(args: list[str]) -> int:

@@ -19,8 +19,8 @@ def test_the_benchmark_writes_its_numbers_and_counts_no_failure(
 ) -> None:
     out = tmp_path / "serve"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_serve", str(trained["text"]), "--out", str(out), "--duration", "2",
-         "--clients", "4", "--memory-requests", "200", "--inputs", "16"],
+        [sys.executable, "-m", "benchmarks.bench_serve", str(trained["text"]), "--out", str(out),
+         "--duration", "2", "--clients", "4", "--memory-requests", "200", "--inputs", "16"],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
