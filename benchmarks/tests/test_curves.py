@@ -175,7 +175,8 @@ def test_run_args_carry_the_protocol_and_the_permutation() -> None:
     key = RunKey(modality="image", arm="transformer", fraction=0.1, lr=3e-3, seed=2, permuted=True)
     args = run_args(ROOT, plan.arm("transformer"), key, plan.protocol, plan.permutation_flag)
     joined = " ".join(args)
-    assert "--trainer.max_epochs 30" in joined and "--trainer.check_val_every_n_epoch 1" in joined
+    assert f"--trainer.max_epochs {plan.protocol.max_epochs}" in joined
+    assert "--trainer.check_val_every_n_epoch 1" in joined
     assert "--model.init_args.backbone.init_args.config.dim 64" in joined
     assert f"{plan.permutation_flag} 0" in joined and "--seed_everything 2" in joined
     with pytest.raises(ValueError, match="no element permutation"):
