@@ -4,6 +4,7 @@ tests/availability.py) and the suite's wall time at the end."""
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,10 @@ import pytest
 import torch
 
 from tests.availability import pytest_runtest_makereport  # noqa: F401  (the hook behind TABRASA_REQUIRE_ALL)
+
+# Hypothesis keeps its storage (example database, caches) in a temporary folder, not in the checkout: the
+# suite writes only outside the repository.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="tabrasa-hypothesis-"))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
