@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.curves.plan import ModalityPlan
-from benchmarks.curves.rates import interpolated_rate
+from benchmarks.curves.rates import best_rate, interpolated_rate
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
 
 Plans = dict[str, ModalityPlan]
@@ -42,13 +42,14 @@ def chosen_rates(plan: ModalityPlan, rows: Sequence[dict[str, Any]], arm: str) -
         }  # fmt: skip
         if not scores:
             return None
-        ends[fraction] = max(scores.items(), key=lambda item: (item[1], -item[0]))[0]
+        ends[fraction] = best_rate(scores)
     return {f: interpolated_rate(f, ends, protocol) for f in fractions}
 
 
 def curve_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
     """The unpermuted runs at their arm's chosen rate: the points the curves are drawn from."""
     kept = []
+    rates_of: dict[tuple[str, str], dict[float, float] | None] = {}
     for row in rows:
         plan = plans.get(row["modality"])
         if plan is None or row["arm"] not in {a.name for a in plan.arms}:
@@ -58,7 +59,10 @@ def curve_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, A
         if plan.arm(row["arm"]).is_floor:
             kept.append(row)
             continue
-        rates = chosen_rates(plan, rows, row["arm"])
+        key = (plan.name, row["arm"])
+        if key not in rates_of:  # one rate choice per arm, not per row
+            rates_of[key] = chosen_rates(plan, rows, row["arm"])
+        rates = rates_of[key]
         if rates is not None and float(row["lr"]) == rates.get(float(row["fraction"])):
             kept.append(row)
     return kept

@@ -12,7 +12,7 @@ from typing import Any
 
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
 from benchmarks.curves.plan import Arm, ModalityPlan
-from benchmarks.curves.rates import interpolated_rate, next_rate
+from benchmarks.curves.rates import best_rate, interpolated_rate, next_rate
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
@@ -39,7 +39,7 @@ def swept_rates(
     while (rate := next_rate(scores, plan.protocol)) is not None:
         key = RunKey(modality=plan.name, arm=arm.name, fraction=fraction, lr=rate, seed=seed)
         scores[rate] = float(ensure(key, plan, arm, log, run)["val_acc"])
-    return max(scores.items(), key=lambda item: (item[1], -item[0]))[0], scores
+    return best_rate(scores), scores
 
 
 def ensure(key: RunKey, plan: ModalityPlan, arm: Arm, log: RunLog, run: Runner) -> dict[str, Any]:

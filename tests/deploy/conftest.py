@@ -46,29 +46,37 @@ def tiny_run(modality: str = "text", kind: str = "full", tmp: Path | None = None
     return TrainedRun(model.eval(), tokenizer, CLASSES, place / "config.yaml", place / "model.ckpt")
 
 
-@pytest.fixture(scope="module")
-def trained_text_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run folder written by `tabrasa fit`: 2 epochs of a 1-layer model on 40 labelled lines."""
+TINY_ENCODER = {
+    "class_path": "tabrasa.backbone.Encoder",
+    "init_args": {"config": {"dim": 32, "depth": 1, "heads": 2, "max_len": 64}},
+}
+
+
+def fit_text_run(root: Path, name: str, backbone: dict, max_epochs: int) -> Path:
+    """`tabrasa fit` on 40 labelled lines with `backbone`; the run folder it wrote."""
     from tabrasa.training.lightning_cli import build_cli
 
-    root = tmp_path_factory.mktemp("run")
     data = root / "train.csv"
     rows = [("a good film, really good", "pos"), ("a bad film, really bad", "neg")] * 20
     data.write_text("text,label\n" + "".join(f'"{t}",{label}\n' for t, label in rows))
     config = {
         "seed_everything": 0,
-        "trainer": {"max_epochs": 2, "enable_progress_bar": False, "enable_model_summary": False,
+        "trainer": {"max_epochs": max_epochs, "enable_progress_bar": False, "enable_model_summary": False,
                     "logger": {"class_path": "pytorch_lightning.loggers.CSVLogger",
-                               "init_args": {"save_dir": str(root / "runs"), "name": "tiny"}}},
-        "model": {"class_path": "tabrasa.tasks.Classifier", "init_args": {
-            "backbone": {"class_path": "tabrasa.backbone.Encoder",
-                         "init_args": {"config": {"dim": 32, "depth": 1, "heads": 2, "max_len": 64}}}}},
+                               "init_args": {"save_dir": str(root / "runs"), "name": name}}},
+        "model": {"class_path": "tabrasa.tasks.Classifier", "init_args": {"backbone": backbone}},
         "data": {"class_path": "tabrasa.data.TextFileDataModule", "init_args": {
             "train_path": str(data), "vocab_size": 60, "max_length": 32,
             "cache_dir": str(root / "cache"), "loader": {"batch_size": 8}}},
         "test_after_fit": False,
     }  # fmt: skip
-    path = root / "tiny.yaml"
+    path = root / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
     build_cli(["fit", "--config", str(path)])
-    return root / "runs" / "tiny" / "version_0"
+    return root / "runs" / name / "version_0"
+
+
+@pytest.fixture(scope="module")
+def trained_text_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run folder written by `tabrasa fit`: 2 epochs of a 1-layer model on 40 labelled lines."""
+    return fit_text_run(tmp_path_factory.mktemp("run"), "tiny", TINY_ENCODER, max_epochs=2)

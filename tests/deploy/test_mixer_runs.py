@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from tabrasa.errors import UserError
-from tabrasa.training.lightning_cli import build_cli
 from tabrasa.training.rebuild import rebuild_run
 from tabrasa.training.run_folder import locate_run
+from tests.deploy.conftest import fit_text_run
 
 BACKBONES = {
     "mamba": {"class_path": "tabrasa.backbone.Mamba", "init_args": {"config": {"dim": 32, "depth": 1}}},
@@ -27,25 +26,7 @@ BACKBONES = {
 @pytest.fixture(scope="module", params=sorted(BACKBONES))
 def mixer_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     name = request.param
-    root = tmp_path_factory.mktemp(name)
-    data = root / "train.csv"
-    rows = [("a good film, really good", "pos"), ("a bad film, really bad", "neg")] * 20
-    data.write_text("text,label\n" + "".join(f'"{t}",{label}\n' for t, label in rows))
-    config = {
-        "seed_everything": 0,
-        "trainer": {"max_epochs": 1, "enable_progress_bar": False, "enable_model_summary": False,
-                    "logger": {"class_path": "pytorch_lightning.loggers.CSVLogger",
-                               "init_args": {"save_dir": str(root / "runs"), "name": name}}},
-        "model": {"class_path": "tabrasa.tasks.Classifier", "init_args": {"backbone": BACKBONES[name]}},
-        "data": {"class_path": "tabrasa.data.TextFileDataModule", "init_args": {
-            "train_path": str(data), "vocab_size": 60, "max_length": 32,
-            "cache_dir": str(root / "cache"), "loader": {"batch_size": 8}}},
-        "test_after_fit": False,
-    }  # fmt: skip
-    path = root / "run.yaml"
-    path.write_text(yaml.safe_dump(config))
-    build_cli(["fit", "--config", str(path)])
-    return name, root / "runs" / name / "version_0"
+    return name, fit_text_run(tmp_path_factory.mktemp(name), name, BACKBONES[name], max_epochs=1)
 
 
 @pytest.mark.slow
