@@ -12,17 +12,18 @@ Arms whose backbone or task config does not exist are refused by name; `--arms` 
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, train_and_score
 from benchmarks.curves.floors import fit_floor
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
 from benchmarks.curves.report import write_permutation, write_points, write_report
 from benchmarks.curves.self_pretraining import pretraining_export
-from benchmarks.curves.sweep import run_sweep
+from benchmarks.curves.sweep import PARTS, run_sweep
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
@@ -81,16 +82,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lane", default="0/1", help="INDEX/COUNT: this process's share of the arms")
     p.add_argument("--out", type=Path, default=Path("results/curves"))  # relative: logs name no machine
     p.add_argument("--permutation-out", type=Path, default=Path("results/permutation/summary.csv"))
-    p.add_argument("--no-permutation", action="store_true", help="curves only")
+    p.add_argument(
+        "--parts", nargs="+", choices=PARTS, default=list(PARTS),
+        help="curve, permutation or both; a second process may take an arm's permutation runs once its "
+        "rate sweeps are logged",
+    )  # fmt: skip
     p.add_argument("--report-only", action="store_true", help="write the tables from the log; train nothing")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (1: one lane a core)")
     p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
     args = p.parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(args.threads)  # torch is imported: an env variable is too late
     log_path = args.out / "runs.jsonl"
     lane = Lane.parse(args.lane)
     plans = selected_plans(args.modalities, args.arms, args.smoke, ROOT, check=not args.report_only)
     if not args.report_only:
-        run_sweep(plans, log_path, runner(ROOT, args.out), lane, permutation=not args.no_permutation)
+        run_sweep(plans, log_path, runner(ROOT, args.out), lane, tuple(args.parts))
     if lane.count > 1 and not args.report_only:
         return 0  # the report waits for a call without --lane
     rows = list(RunLog(log_path, KEY_FIELDS).runs.values())

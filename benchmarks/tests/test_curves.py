@@ -92,7 +92,7 @@ def fake_runner(calls: list[RunKey]) -> Any:
 def test_the_sweep_chooses_rates_on_validation_runs_every_seed_and_resumes(tmp_path: Path) -> None:
     calls: list[RunKey] = []
     plan = fake_plan()
-    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane(), permutation=True)
+    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane())
     curve = [k for k in calls if k.arm == "transformer" and not k.permuted and k.lr == 3e-3]
     assert {(k.fraction, k.seed) for k in curve} == {
         (f, s) for f in PROTOCOL.fractions for s in PROTOCOL.seeds
@@ -101,8 +101,19 @@ def test_the_sweep_chooses_rates_on_validation_runs_every_seed_and_resumes(tmp_p
     assert {k.seed for k in calls if k.permuted and k.arm == "cnn"} == {0, 1, 2}
     assert [k.fraction for k in calls if k.arm == "floor_logreg"] == list(PROTOCOL.fractions)
     first = len(calls)
-    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane(), permutation=True)
+    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner(calls), Lane())
     assert len(calls) == first  # resumed: nothing ran twice
+
+
+def test_parts_split_an_arms_curve_from_its_permutation_runs(tmp_path: Path) -> None:
+    curve: list[RunKey] = []
+    run_sweep([fake_plan()], tmp_path / "runs.jsonl", fake_runner(curve), Lane(), parts=("curve",))
+    assert curve and not [k for k in curve if k.permuted]
+    permuted: list[RunKey] = []
+    run_sweep([fake_plan()], tmp_path / "runs.jsonl", fake_runner(permuted), Lane(), parts=("permutation",))
+    assert permuted and all(k.permuted for k in permuted)  # the rate sweeps were in the log: none reran
+    with pytest.raises(ValueError, match="choose one or more"):
+        run_sweep([fake_plan()], tmp_path / "runs.jsonl", fake_runner([]), Lane(), parts=())
 
 
 def test_lanes_split_arms_without_overlap(tmp_path: Path) -> None:
