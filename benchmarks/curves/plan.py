@@ -19,12 +19,15 @@ FLOOR = "floor"  # the modality's cheap recognisable baseline (benchmarks.curves
 @dataclass(frozen=True, kw_only=True)
 class Arm:
     """name: the arm as points.csv writes it. config: its task YAML. backbone: a YAML under
-    configs/backbone/ replacing the config's own (None keeps it). prior: what the arm assumes, for reports."""
+    configs/backbone/ replacing the config's own (None keeps it). prior: what the arm assumes, for reports.
+    baseline: a model with the modality's prior, which the verdict compares the transformer against (the
+    mixers and the self-pretrained transformer are arms, not baselines: they are what the claim is about)."""
 
     name: str
     config: str
     backbone: str | None = None
     prior: str = ""
+    baseline: bool = False
     pretrain: str | None = None  # a pretraining preset run on the fraction's own inputs before fine-tuning
     fractions: tuple[float, ...] | None = None  # a subset of the protocol's (None: all of them)
     pretrain_steps: int = 2000
@@ -156,9 +159,18 @@ MODALITIES: dict[str, ModalityPlan] = {
             Arm(name="transformer", config=IMAGE, prior="none (patch 7: a 4×4 grid)"),
             Arm(name="transformer_p4", config="configs/image/fashion_mnist_patch4.yaml", prior="patch 4"),
             Arm(
-                name="pixel_cnn", config="configs/image/fashion_mnist_pixel_cnn.yaml", prior="pixel locality"
+                name="pixel_cnn",
+                config="configs/image/fashion_mnist_pixel_cnn.yaml",
+                prior="pixel locality",
+                baseline=True,
             ),
-            Arm(name="patch_grid_cnn", config=IMAGE, backbone="patch_grid_cnn.yaml", prior="patch locality"),
+            Arm(
+                name="patch_grid_cnn",
+                config=IMAGE,
+                backbone="patch_grid_cnn.yaml",
+                prior="patch locality",
+                baseline=True,
+            ),
             *mixer_arms(IMAGE),
             self_pretrained(IMAGE, "configs/pretrain/image.yaml"),
             Arm(name="floor_logreg", config=IMAGE, prior="linear in pixels"),
@@ -185,8 +197,15 @@ MODALITIES: dict[str, ModalityPlan] = {
                 name="spectrogram_cnn",
                 config="configs/audio/keywords_spectrogram_cnn.yaml",
                 prior="time-frequency locality",
+                baseline=True,
             ),
-            Arm(name="patch_grid_cnn", config=AUDIO, backbone="patch_grid_cnn.yaml", prior="frame locality"),
+            Arm(
+                name="patch_grid_cnn",
+                config=AUDIO,
+                backbone="patch_grid_cnn.yaml",
+                prior="frame locality",
+                baseline=True,
+            ),
             *mixer_arms(AUDIO),
             self_pretrained(AUDIO, "configs/pretrain/audio.yaml"),
             Arm(name="floor_logreg", config=AUDIO, prior="linear in mean log-mel"),
@@ -199,8 +218,14 @@ MODALITIES: dict[str, ModalityPlan] = {
         name="text",
         arms=(
             Arm(name="transformer", config=TEXT, prior="none"),
-            Arm(name="sequence_cnn", config=TEXT, backbone="sequence_cnn.yaml", prior="local word order"),
-            Arm(name="lstm", config=TEXT, backbone="sequence_lstm.yaml", prior="recurrence"),
+            Arm(
+                name="sequence_cnn",
+                config=TEXT,
+                backbone="sequence_cnn.yaml",
+                prior="local word order",
+                baseline=True,
+            ),
+            Arm(name="lstm", config=TEXT, backbone="sequence_lstm.yaml", prior="recurrence", baseline=True),
             *mixer_arms(TEXT),
             self_pretrained(TEXT, "configs/pretrain/text.yaml"),
             Arm(name="floor_tfidf", config=TEXT, prior="bag of words"),
@@ -220,9 +245,15 @@ MODALITIES: dict[str, ModalityPlan] = {
         arms=(
             Arm(name="transformer", config=PROTEIN, prior="none"),
             Arm(
-                name="sequence_cnn", config=PROTEIN, backbone="sequence_cnn.yaml", prior="local residue order"
+                name="sequence_cnn",
+                config=PROTEIN,
+                backbone="sequence_cnn.yaml",
+                prior="local residue order",
+                baseline=True,
             ),
-            Arm(name="lstm", config=PROTEIN, backbone="sequence_lstm.yaml", prior="recurrence"),
+            Arm(
+                name="lstm", config=PROTEIN, backbone="sequence_lstm.yaml", prior="recurrence", baseline=True
+            ),
             *mixer_arms(PROTEIN),
             self_pretrained(PROTEIN, "configs/pretrain/protein.yaml"),
             Arm(name="floor_kmer", config=PROTEIN, prior="2-mer composition"),

@@ -124,9 +124,9 @@ def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: P
             low, high = point.interval
             cells.append(f"{point.acc:.3f} [{low:.3f}, {high:.3f}] ({len(point.test)})")
         lines.append(f"| {arm.name} | " + " | ".join(cells) + " |")
-    baselines = [a.name for a in plan.arms if a.name not in ("transformer",) and not a.is_floor]
+    baselines = [a.name for a in plan.arms if a.baseline]
     try:
-        result = verdict(table, "transformer", [b for b in baselines if not b.startswith("transformer")])
+        result = verdict(table, "transformer", baselines)
     except LookupError as why:
         lines += ["", f"Verdict: not yet ({why})."]
     else:

@@ -1,26 +1,36 @@
-"""The order of the data-using sweep, resumable per arm: every finished run is one line of runs.jsonl, so a
-killed sweep reruns nothing it has. For each arm: the bracketed rate sweep at the smallest and the largest
-fraction (first seed), then every fraction at its chosen rate and every seed, then the permutation test at
-the largest fraction. Lanes (`--lane I/N`) share the arms between processes on one machine; `parts` lets a
-second process take an arm's permutation runs while the first runs its curve (both need the arm's chosen
-rates, so start the permutation part once the rate sweeps are in the log, or it runs them too)."""
+"""The order of the data-using sweep, resumable per run: every finished run is one line of runs.jsonl, so a
+killed sweep reruns nothing it has.
+
+For each arm: the bracketed rate sweep at the smallest and the largest fraction (first seed), then, seed by
+seed, every fraction at its chosen rate and the permutation run at the largest fraction, so a sweep
+stopped early leaves whole curves of the first seeds rather than every seed of the first fractions.
+
+Several processes on one machine may share the work. Lanes (`--lane I/N`) share out the arms. Processes
+that are given the same arms share each arm run by run: before training, a process claims its run
+(benchmarks.curves.claims) and takes the next unclaimed one when another process holds it. Where every run
+the arm needs now is held elsewhere (a rate sweep waiting for its result), it waits for one to land.
+`parts` picks the curve, the permutation runs, or both.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from benchmarks.curves.claims import Claims
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
 from benchmarks.curves.plan import Arm, ModalityPlan
-from benchmarks.curves.rates import best_rate, interpolated_rate, next_rate
+from benchmarks.curves.rates import best_rate, grid, interpolated_rate, next_rate
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
 Runner = Callable[[ModalityPlan, Arm, RunKey], dict[str, Any]]
 Part = Literal["curve", "permutation"]
 PARTS: tuple[Part, ...] = ("curve", "permutation")
+WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -34,63 +44,99 @@ def arm_jobs(plans: list[ModalityPlan], lane: Lane) -> list[ArmJob]:
     return [job for i, job in enumerate(jobs) if i % lane.count == lane.index]
 
 
-def swept_rates(
-    plan: ModalityPlan, arm: Arm, fraction: float, log: RunLog, run: Runner
-) -> tuple[float, dict]:
-    """Run the bracketed sweep at one fraction (first seed); the chosen rate and every rate's val acc."""
+def rate_scores(plan: ModalityPlan, arm: Arm, fraction: float, log: RunLog) -> dict[float, float]:
+    """lr → val acc of the arm's unpermuted first-seed runs at `fraction`: its rate sweep so far."""
     seed = plan.protocol.seeds[0]
-    scores: dict[float, float] = {}
-    while (rate := next_rate(scores, plan.protocol)) is not None:
-        key = RunKey(modality=plan.name, arm=arm.name, fraction=fraction, lr=rate, seed=seed)
-        scores[rate] = float(ensure(key, plan, arm, log, run)["val_acc"])
-    return best_rate(scores), scores
+    return {
+        float(r["lr"]): float(r["val_acc"])
+        for r in log.runs.values()
+        if r["modality"] == plan.name and r["arm"] == arm.name and float(r["fraction"]) == fraction
+        and int(r["seed"]) == seed and not r.get("permuted")
+    }  # fmt: skip
 
 
-def ensure(key: RunKey, plan: ModalityPlan, arm: Arm, log: RunLog, run: Runner) -> dict[str, Any]:
-    done = log.get(key)
-    if done is None:
-        done = run(plan, arm, key)
-        log.add(done)
-    return done
-
-
-def arm_keys(
-    plan: ModalityPlan, arm: Arm, log: RunLog, run: Runner, parts: tuple[Part, ...] = PARTS
-) -> Iterator[RunKey]:
-    """Every key the arm's curve and permutation test need (of `parts`), running the rate sweeps on the
-    way (they decide the rates)."""
+def needed_keys(
+    plan: ModalityPlan, arm: Arm, log: RunLog, parts: tuple[Part, ...] = PARTS
+) -> tuple[list[RunKey], bool]:
+    """The runs the arm needs that can be named from what the log holds, in the order to run them, and
+    whether that list is final (both rate sweeps decided; until then only rate-sweep runs are named)."""
     protocol = plan.protocol
     fractions = arm.fractions_of(protocol)
-    if arm.is_floor:
-        if "curve" not in parts:
+
+    def key(fraction: float, lr: float, seed: int, permuted: bool = False) -> RunKey:
+        return RunKey(
+            modality=plan.name, arm=arm.name, fraction=fraction, lr=lr, seed=seed, permuted=permuted
+        )
+
+    if arm.is_floor:  # no rate: one fit per fraction
+        return ([key(f, 0.0, protocol.seeds[0]) for f in fractions] if "curve" in parts else []), True
+    pending: list[RunKey] = []
+    ends: dict[float, float] = {}
+    for fraction in (fractions[0], fractions[-1]):
+        scores = rate_scores(plan, arm, fraction, log)
+        missing = [rate for rate in grid(protocol) if rate not in scores]  # independent: may run at once
+        if not missing and (extension := next_rate(scores, protocol)) is not None:
+            missing = [extension]
+        if missing:
+            pending += [key(fraction, rate, protocol.seeds[0]) for rate in missing]
+        else:
+            ends[fraction] = best_rate(scores)
+    if pending:
+        return pending, False
+    keys = []
+    for seed in protocol.seeds:
+        if "curve" in parts:
+            keys += [key(f, interpolated_rate(f, ends, protocol), seed) for f in fractions]
+        if "permutation" in parts:
+            keys.append(key(fractions[-1], ends[fractions[-1]], seed, permuted=True))
+    return keys, True
+
+
+def run_arm(
+    plan: ModalityPlan,
+    arm: Arm,
+    log: RunLog,
+    run: Runner,
+    claims: Claims,
+    parts: tuple[Part, ...] = PARTS,
+    wait: Callable[[float], None] = time.sleep,
+) -> None:
+    """Run every key the arm needs that no other process holds; wait where all that is left is held."""
+    while True:
+        log.refresh()
+        keys, final = needed_keys(plan, arm, log, parts)
+        todo = [k for k in keys if log.get(k) is None]
+        if not todo and final:
             return
-        for fraction in fractions:
-            yield RunKey(modality=plan.name, arm=arm.name, fraction=fraction, lr=0.0, seed=protocol.seeds[0])
-        return
-    ends = {
-        f: swept_rates(plan, arm, f, log, run)[0] for f in (protocol.fractions[0], protocol.fractions[-1])
-    }
-    for fraction in protocol.fractions if "curve" in parts else ():
-        rate = interpolated_rate(fraction, ends, protocol)
-        for seed in protocol.seeds:
-            yield RunKey(modality=plan.name, arm=arm.name, fraction=fraction, lr=rate, seed=seed)
-    if "permutation" in parts:
-        full = fractions[-1]
-        for seed in protocol.seeds:
-            yield RunKey(
-                modality=plan.name, arm=arm.name, fraction=full, lr=ends[full], seed=seed, permuted=True
-            )
+        for key in todo:
+            name = log.name(key)
+            if not claims.take(name):
+                continue
+            try:
+                log.refresh()  # it may have landed between the listing and the claim
+                if log.get(key) is None:
+                    log.add(run(plan, arm, key))
+            finally:
+                claims.release(name)
+            break
+        else:
+            wait(WAIT_SECONDS)  # every run needed now is being trained by another process
 
 
 def run_sweep(
-    plans: list[ModalityPlan], log_path: Path, run: Runner, lane: Lane, parts: tuple[Part, ...] = PARTS
+    plans: list[ModalityPlan],
+    log_path: Path,
+    run: Runner,
+    lane: Lane,
+    parts: tuple[Part, ...] = PARTS,
+    claims: Claims | None = None,
+    wait: Callable[[float], None] = time.sleep,
 ) -> None:
     unknown = set(parts) - set(PARTS)
     if unknown or not parts:
         raise ValueError(f"parts={parts}: choose one or more of {PARTS}")
     log = RunLog(log_path, KEY_FIELDS)
+    claims = claims or Claims(log_path)
     for job in arm_jobs(plans, lane):
         plan = next(p for p in plans if p.name == job.modality)
-        arm = plan.arm(job.arm)
-        for key in arm_keys(plan, arm, log, run, parts):
-            ensure(key, plan, arm, log, run)
+        run_arm(plan, plan.arm(job.arm), log, run, claims, parts, wait)

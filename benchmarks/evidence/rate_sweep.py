@@ -102,8 +102,13 @@ class RunLog:
         self.path = path
         self.key_fields = key_fields
         self.runs: dict[str, dict[str, Any]] = {}
-        if path.exists():
-            for line in path.read_text().splitlines():
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read what other processes appended since (a log may be shared by several)."""
+        if self.path.exists():
+            text = self.path.read_text()
+            for line in text[: text.rfind("\n") + 1].splitlines():  # a line still being written waits
                 if line.strip():
                     run = json.loads(line)
                     self.runs[self._id(run)] = run
@@ -112,6 +117,9 @@ class RunLog:
         return "/".join(
             f"{values[f]:g}" if isinstance(values[f], float) else str(values[f]) for f in self.key_fields
         )
+
+    def name(self, key: object) -> str:
+        return self._id(asdict(key))  # type: ignore[call-overload]
 
     def get(self, key: RunKey) -> dict[str, Any] | None:
         return self.runs.get(self._id(asdict(key)))  # type: ignore[call-overload]

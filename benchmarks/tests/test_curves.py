@@ -11,13 +11,20 @@ from typing import Any
 
 import pytest
 
-from benchmarks.curves.early_stopped_run import RunKey, run_args, train_and_score
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args, train_and_score
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
 from benchmarks.curves.rates import at_edge, best_rate, interpolated_rate, next_rate, snap
-from benchmarks.curves.report import PERMUTATION_COLUMNS, POINT_COLUMNS, write_permutation, write_points
+from benchmarks.curves.report import (
+    PERMUTATION_COLUMNS,
+    POINT_COLUMNS,
+    modality_report,
+    write_permutation,
+    write_points,
+)
 from benchmarks.curves.sweep import run_sweep
 from benchmarks.curves.verdict import Point, verdict, wilson
 from benchmarks.evidence.lanes import Lane
+from benchmarks.evidence.rate_sweep import RunLog
 from tests.availability import require_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +74,7 @@ def test_middle_fractions_interpolate_in_log_space_and_snap_to_the_grid() -> Non
 
 
 def fake_plan(modality: str = "image") -> ModalityPlan:
-    arms = (Arm(name="transformer", config="c.yaml"), Arm(name="cnn", config="c.yaml"),
+    arms = (Arm(name="transformer", config="c.yaml"), Arm(name="cnn", config="c.yaml", baseline=True),
             Arm(name="floor_logreg", config="c.yaml"))  # fmt: skip
     return replace(MODALITIES[modality], arms=arms, protocol=PROTOCOL)
 
@@ -114,6 +121,25 @@ def test_parts_split_an_arms_curve_from_its_permutation_runs(tmp_path: Path) -> 
     assert permuted and all(k.permuted for k in permuted)  # the rate sweeps were in the log: none reran
     with pytest.raises(ValueError, match="choose one or more"):
         run_sweep([fake_plan()], tmp_path / "runs.jsonl", fake_runner([]), Lane(), parts=())
+
+
+def test_the_verdict_compares_against_baselines_with_a_prior_never_a_mixer(tmp_path: Path) -> None:
+    plan = fake_plan()
+    plan = replace(plan, arms=(*plan.arms, Arm(name="mamba", config="c.yaml")))
+    calls: list[RunKey] = []
+    base = fake_runner(calls)
+
+    def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
+        record = base(plan, arm, key)
+        if arm.name == "mamba":  # the best arm on validation: it must still not be the baseline
+            record = {**record, "val_acc": record["val_acc"] + 0.05}
+        return record
+
+    run_sweep([plan], tmp_path / "runs.jsonl", run, Lane(), parts=("curve",))
+    rows = list(RunLog(tmp_path / "runs.jsonl", KEY_FIELDS).runs.values())
+    gap_rows = [line for line in modality_report(plan, rows, {plan.name: plan}) if line.startswith("| 1")]
+    assert gap_rows and all("| cnn |" in line for line in gap_rows)
+    assert not [line for line in gap_rows if "mamba" in line]
 
 
 def test_lanes_split_arms_without_overlap(tmp_path: Path) -> None:

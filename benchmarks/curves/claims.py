@@ -1,0 +1,61 @@
+"""Which runs another process of the sweep is training now, so that two processes can share one arm.
+
+A claim is a file named after the run, created with O_EXCL (only one process can make it) and holding its
+owner's pid. A claim whose owner is gone (a killed sweep) is stale and is taken over. The folder is under
+the system's temporary directory, keyed by the log's absolute path: processes on one machine that write
+the same log see the same claims, and nothing lands in the checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+class Claims:
+    def __init__(self, log_path: Path, folder: Path | None = None) -> None:
+        digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
+        self.folder = folder or Path(tempfile.gettempdir()) / f"tabrasa-curve-claims-{digest}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, name: str) -> Path:
+        return self.folder / (hashlib.sha1(name.encode()).hexdigest()[:16] + ".claim")
+
+    def owner(self, name: str) -> int | None:
+        """The pid of the live process holding `name`, or None (free, or its owner has died)."""
+        try:
+            pid = int(self._path(name).read_text() or "0")
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if pid and _alive(pid) else None
+
+    def take(self, name: str) -> bool:
+        """True when this process now holds `name`; False while a live process holds it."""
+        path = self._path(name)
+        for _ in range(2):  # a second try after clearing a dead owner's claim
+            try:
+                handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if self.owner(name) is not None:
+                    return False
+                path.unlink(missing_ok=True)
+                continue
+            with os.fdopen(handle, "w") as claim:
+                claim.write(str(os.getpid()))
+            return True
+        return False
+
+    def release(self, name: str) -> None:
+        self._path(name).unlink(missing_ok=True)
