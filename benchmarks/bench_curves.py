@@ -1,10 +1,12 @@
 """Data-using learning curves and the permutation test on the priors (the protocol of benchmarks/curves/).
 
-    python -m benchmarks.bench_curves --modalities image --lane 0/2 &   # two lanes share both cores
-    python -m benchmarks.bench_curves --modalities image --lane 1/2
-    python -m benchmarks.bench_curves --report-only                     # tables from the log, no training
+    python -m benchmarks.bench_curves --modalities image &     # two processes share each arm run by run
+    python -m benchmarks.bench_curves --modalities image
+    python -m benchmarks.bench_curves --report-only            # tables from the log, no training
 
-Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per arm.
+Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per run;
+processes on one machine claim the runs they train (benchmarks/curves/claims.py), so none runs twice.
+`--lane I/N` instead deals whole arms out to N processes.
 The report writes OUT/points.csv, OUT/report.md and the permutation summary (`--permutation-out`).
 Arms whose backbone or task config does not exist are refused by name; `--arms` picks a subset.
 """
