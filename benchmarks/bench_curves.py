@@ -64,7 +64,12 @@ def selected_plans(
         if name not in MODALITIES:
             raise SystemExit(f"--modalities {name}: choose from {sorted(MODALITIES)}")
         plan = MODALITIES[name]
-        chosen = tuple(a for a in plan.arms if arms is None or a.name in arms)
+        # in the order --arms gives them: the sweep runs the first arm first
+        chosen = (
+            plan.arms
+            if arms is None
+            else tuple(plan.arm(a) for a in arms if a in {x.name for x in plan.arms})
+        )
         for arm in chosen:
             needed = (root / arm.config, root / "configs" / "backbone" / (arm.backbone or "small.yaml"))
             missing = [path for path in needed if not path.exists()]

@@ -8,7 +8,8 @@ stopped early leaves whole curves of the first seeds rather than every seed of t
 Several processes on one machine may share the work. Lanes (`--lane I/N`) share out the arms. Processes
 that are given the same arms share each arm run by run: before training, a process claims its run
 (benchmarks.curves.claims) and takes the next unclaimed one when another process holds it. Where every run
-the arm needs now is held elsewhere (a rate sweep waiting for its result), it waits for one to land.
+an arm needs now is held elsewhere (a rate sweep waiting for its result), the process works on its next
+arm meanwhile, and waits only when every arm it has left is held up so.
 `parts` picks the curve, the permutation runs, or both.
 """
 
@@ -92,35 +93,31 @@ def needed_keys(
     return keys, True
 
 
-def run_arm(
-    plan: ModalityPlan,
-    arm: Arm,
-    log: RunLog,
-    run: Runner,
-    claims: Claims,
-    parts: tuple[Part, ...] = PARTS,
-    wait: Callable[[float], None] = time.sleep,
-) -> None:
-    """Run every key the arm needs that no other process holds; wait where all that is left is held."""
-    while True:
-        log.refresh()
-        keys, final = needed_keys(plan, arm, log, parts)
-        todo = [k for k in keys if log.get(k) is None]
-        if not todo and final:
-            return
-        for key in todo:
-            name = log.name(key)
-            if not claims.take(name):
-                continue
-            try:
-                log.refresh()  # it may have landed between the listing and the claim
-                if log.get(key) is None:
-                    log.add(run(plan, arm, key))
-            finally:
-                claims.release(name)
-            break
-        else:
-            wait(WAIT_SECONDS)  # every run needed now is being trained by another process
+Step = Literal["done", "ran", "blocked"]
+
+
+def arm_step(
+    plan: ModalityPlan, arm: Arm, log: RunLog, run: Runner, claims: Claims, parts: tuple[Part, ...] = PARTS
+) -> Step:
+    """Train the arm's next run that no other process holds: "ran"; "done" when the arm needs nothing
+    more; "blocked" when every run it needs now is being trained by another process."""
+    log.refresh()
+    keys, final = needed_keys(plan, arm, log, parts)
+    todo = [k for k in keys if log.get(k) is None]
+    if not todo and final:
+        return "done"
+    for key in todo:
+        name = log.name(key)
+        if not claims.take(name):
+            continue
+        try:
+            log.refresh()  # it may have landed between the listing and the claim
+            if log.get(key) is None:
+                log.add(run(plan, arm, key))
+        finally:
+            claims.release(name)
+        return "ran"
+    return "blocked"
 
 
 def run_sweep(
@@ -137,6 +134,15 @@ def run_sweep(
         raise ValueError(f"parts={parts}: choose one or more of {PARTS}")
     log = RunLog(log_path, KEY_FIELDS)
     claims = claims or Claims(log_path)
-    for job in arm_jobs(plans, lane):
-        plan = next(p for p in plans if p.name == job.modality)
-        run_arm(plan, plan.arm(job.arm), log, run, claims, parts, wait)
+    pending = arm_jobs(plans, lane)
+    while pending:  # the first arm first; a blocked arm lends its turn to the next, never its runs
+        state: Step = "blocked"
+        for job in list(pending):
+            plan = next(p for p in plans if p.name == job.modality)
+            state = arm_step(plan, plan.arm(job.arm), log, run, claims, parts)
+            if state == "done":
+                pending.remove(job)
+            elif state == "ran":
+                break
+        if pending and state == "blocked":
+            wait(WAIT_SECONDS)  # every arm left waits on runs another process is training

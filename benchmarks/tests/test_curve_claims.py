@@ -1,5 +1,6 @@
 """Two sweep processes sharing one arm: a claimed run is never trained twice, a dead owner's claim is taken
-over, and a process with nothing free waits for the other's result instead of duplicating it."""
+over, a blocked arm lends its turn to the next, and a process with nothing free waits for the other's
+result instead of duplicating it."""
 
 from __future__ import annotations
 
@@ -45,8 +46,11 @@ def test_a_run_held_elsewhere_is_waited_for_and_never_run_twice(tmp_path: Path) 
     other = fake_runner([])
     waits: list[float] = []
 
+    ran_before_wait: list[str] = []
+
     def wait(seconds: float) -> None:  # the other process finishes while this one waits
         waits.append(seconds)
+        ran_before_wait.extend(k.arm for k in calls)
         with log_path.open("a") as handle:
             handle.write(json.dumps(other(plan, plan.arm("transformer"), held)) + "\n")
         claims.release(name)
@@ -55,6 +59,7 @@ def test_a_run_held_elsewhere_is_waited_for_and_never_run_twice(tmp_path: Path) 
     run_sweep([plan], log_path, fake_runner(calls), Lane(), claims=claims, wait=wait)
     assert held not in calls  # it took the other free rate first, then waited, then used the result
     assert len(waits) == 1
+    assert "cnn" in ran_before_wait  # the blocked arm lent its turn: the next arm ran meanwhile
     assert len({RunLog(log_path, KEY_FIELDS).name(k) for k in calls}) == len(calls)
 
 
