@@ -43,7 +43,7 @@ def fit_student(
         ["fit", *configs, *teacher, *options.vocabulary,
          "--seed_everything", str(seed),
          "--data.init_args.train_fraction", str(fraction),
-         "--data.init_args.max_length", str(options.max_length),
+         "--data.init_args.tokenizer.init_args.max_length", str(options.max_length),
          "--data.init_args.loader.num_workers", "0",
          "--trainer.max_steps", str(options.steps),
          "--trainer.max_epochs", "1000",
@@ -61,11 +61,11 @@ def fit_student(
 
 def teacher_vocabulary(datamodule: Any) -> list[str]:
     """The data overrides that tokenize a student as the teacher's run does: its pretrained vocabulary
-    file (tokenizer_path), or nothing when the teacher trained IMDB's own (the student's config trains the
-    same one from the same split). Not tokenizer_family: that would give the student the family's
-    embedder, whose shape is the checkpoint's width, not the student's."""
-    path = getattr(datamodule, "tokenizer_path", None)
-    return [] if path is None else ["--data.init_args.tokenizer_path", str(path)]
+    file (the SubwordTokenizer's path), or nothing when the teacher trained IMDB's own (the student's
+    config trains the same one from the same split). Not tokenizer_family: that would give the student the
+    family's embedder, whose shape is the checkpoint's width, not the student's."""
+    path = getattr(datamodule.tokenizer, "path", None)
+    return [] if path is None else ["--data.init_args.tokenizer.init_args.path", str(path)]
 
 
 def batches_for(tokenizer: Any, texts: list[str], size: int) -> list[dict[str, torch.Tensor]]:

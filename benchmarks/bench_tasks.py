@@ -172,7 +172,7 @@ def bf16_accuracy_cost(smoke: bool = False, seeds: tuple[int, ...] = (0, 1)) -> 
             overrides = [
                 "--seed_everything", str(seed),
                 "--data.init_args.limit", str(sizes["limit"]),
-                "--data.init_args.max_length", str(sizes["max_length"]),
+                "--data.init_args.tokenizer.init_args.max_length", str(sizes["max_length"]),
                 "--trainer.max_steps", str(sizes["steps"]),
                 "--trainer.precision", precision,
             ]  # fmt: skip

@@ -42,7 +42,8 @@ ARMS: dict[str, tuple[str, list[str]]] = {
 }
 BACKBONE = "--model.init_args.backbone.init_args.config"
 TINY = [
-    "--data.limit", "64", "--data.max_length", "32", "--data.vocab_size", "300",
+    "--data.limit", "64", "--data.tokenizer.init_args.max_length", "32",
+    "--data.tokenizer.init_args.vocab_size", "300",
     "--data.loader.batch_size", "8", "--data.loader.num_workers", "0",
     f"{BACKBONE}.dim", "32", f"{BACKBONE}.max_len", "32",
 ]  # fmt: skip

@@ -235,7 +235,7 @@ MODALITIES: dict[str, ModalityPlan] = {
             max_epochs=20,
             patience=6,
             batch_size=32,
-            data={"max_length": 128, "limit": 5000},
+            data={"tokenizer.init_args.max_length": 128, "limit": 5000},
         ),
         permutation_level="tokens",
         permutation_flag=PERMUTE_TOKENS,

@@ -96,14 +96,18 @@ MODALITIES = {
         config="configs/text/imdb.yaml",
         baselines=("sequence_cnn", "sequence_lstm"),
         quick_baselines=("sequence_cnn",),
-        quick_data={"max_length": 128},
+        quick_data={"tokenizer.init_args.max_length": 128},
         pretrain="configs/pretrain/text.yaml",
         # 128 WordPiece tokens (head and tail) keep most of a review's sentiment at half the cost of 256;
         # 5,000 reviews per split bound the scoring time of every run. 200 steps: at 128 wide and 300 steps
         # the arms cleared the 65% floor by 17 points for 1.8 h of the 3 (results/standard_cost/wide/);
         # 64 wide, the LSTM reached 77.0% at 200 steps (results/standard_calibration/width64.jsonl).
-        standard=StandardPlan(steps=200, batch_size=32, data={"max_length": 128, "limit": 5000}, width=64),
-        wide=StandardPlan(steps=300, batch_size=32, data={"max_length": 128, "limit": 5000}),
+        standard=StandardPlan(
+            steps=200, batch_size=32, data={"tokenizer.init_args.max_length": 128, "limit": 5000}, width=64
+        ),
+        wide=StandardPlan(
+            steps=300, batch_size=32, data={"tokenizer.init_args.max_length": 128, "limit": 5000}
+        ),
     ),
     "image": Modality(
         name="image",

@@ -67,7 +67,7 @@ PERMUTATION_TASKS = {
         name="text",
         config="configs/text/imdb.yaml",
         token_arms=("sequence_cnn", "sequence_lstm"),
-        quick_data=(("max_length", "128"),),
+        quick_data=(("tokenizer.init_args.max_length", "128"),),
     ),
     "image": PermutationTask(
         name="image",
@@ -81,7 +81,8 @@ PERMUTATION_TASKS = {
         config="configs/audio/keywords.yaml",
         token_arms=("grid_cnn",),
         element_arms=(TRANSFORMER, "grid_cnn"),
-        element_flag="--data.init_args.permute_elements_seed",  # 1-second clips: 101 frames, no padding
+        # 1-second clips: 101 frames, no padding
+        element_flag="--data.init_args.tokenizer.init_args.permute_elements_seed",
     ),
     "protein": PermutationTask(
         name="protein",

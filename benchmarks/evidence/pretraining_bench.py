@@ -251,7 +251,7 @@ def finetune_args(
     if export is not None:
         args += ["--model.init_args.pretrained", json.dumps({"family": "tabrasa", "path": export})]
         if task.vocabulary_from_export and key.arm == "larger":
-            args += ["--data.init_args.tokenizer_path", export]
+            args += ["--data.init_args.tokenizer.init_args.path", export]
     return args
 
 

@@ -94,8 +94,9 @@ def test_each_arm_changes_only_what_it_names() -> None:
     larger = args("imdb", "larger", "/exports/imdb-larger-0")
     block = json.loads(larger[larger.index("--model.init_args.pretrained") + 1])
     assert block == {"family": "tabrasa", "path": "/exports/imdb-larger-0"}
-    assert larger[larger.index("--data.init_args.tokenizer_path") + 1] == "/exports/imdb-larger-0"
-    assert "--data.init_args.tokenizer_path" not in args("imdb", "self", "/exports/imdb-self-0.1")
+    path = "--data.init_args.tokenizer.init_args.path"  # the SubwordTokenizer reads the export's vocabulary
+    assert larger[larger.index(path) + 1] == "/exports/imdb-larger-0"
+    assert path not in args("imdb", "self", "/exports/imdb-self-0.1")
 
 
 def test_the_table_reports_the_rate_chosen_on_validation_and_the_summed_compute(tmp_path: Path) -> None:

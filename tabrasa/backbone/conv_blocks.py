@@ -1,6 +1,6 @@
 """2-D convolution pieces the grid CNN baselines share (PatchGridCNN, PixelCNN, SpectrogramCNN): tokens ↔
-feature maps, the pre-activation residual block, strided downsampling, masked average pooling and nearest
-upsampling back to the token grid.
+feature maps, the pre-activation residual block, strided downsampling, masked average pooling, nearest
+upsampling back to the token grid, and the Backbone `forward` of the two whose maps shrink on the way.
 
 Every piece carries `keep` (B, 1, H, W), 1 at real cells and 0 at padding, and zeroes padded cells before
 each convolution, which is exactly the zero padding an unpadded map gets at its border. Downsampling keeps
@@ -11,6 +11,9 @@ images, 1-second keyword clips) have none.
 """
 
 from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -115,3 +118,42 @@ class Downsample2d(nn.Module):
         h = self.conv(self.act(self.norm(x)) * keep)  # (B, out, ⌈H/2⌉, ⌈W/2⌉)
         keep = keep[..., ::2, ::2]
         return h * keep, keep
+
+
+class UpsampledGridCNN(nn.Module, ABC):
+    """A grid CNN whose features come out coarser than the token grid (PixelCNN, SpectrogramCNN): tokens
+    → a map → `forward_features` → upsampled back by `upsampling` → one output per token, normalised.
+
+    Subclasses name themselves and the tokens they take (`owner`, `tokenize`, for the error a grid-less
+    input gets) and build `final_norm`, `act`, `proj` and `norm`, in their own order of state-dict names.
+    """
+
+    owner: ClassVar[str]
+    tokenize: ClassVar[str]
+    dim: int
+    final_norm: nn.Module
+    act: nn.Module
+    proj: nn.Module
+    norm: nn.Module
+
+    @property
+    @abstractmethod
+    def upsampling(self) -> tuple[int, int]:
+        """How many token cells along (rows, columns) one final feature cell covers."""
+
+    @abstractmethod
+    def forward_features(self, cells: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Cell map (B, dim, H, W) and its keep (B, 1, H, W) → final features and their keep."""
+
+    def close(self, h: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The pre-activation network's final BN → GELU, then `proj` to the token width, zero at padding."""
+        return self.proj(self.act(self.final_norm(h)) * keep) * keep, keep
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
+    ) -> torch.Tensor:
+        mask, cells, keep = grid_maps(x, mask, grid, self.owner, self.tokenize)  # cells: (B, D, H, W)
+        assert grid is not None
+        h, _ = self.forward_features(cells, keep)  # (B, D, ⌈H/f_h⌉, ⌈W/f_w⌉)
+        h = upsample_nearest(h, self.upsampling, (grid.height, grid.width))  # (B, D, H, W)
+        return grid_tokens(h, keep, mask, grid, self.norm)

@@ -15,17 +15,18 @@ from torch.utils.checkpoint import checkpoint
 from tabrasa.backbone.attention import MultiHeadAttention
 from tabrasa.backbone.block import Block
 from tabrasa.backbone.config import EncoderConfig
+from tabrasa.backbone.configured import ConfiguredBackbone
 from tabrasa.backbone.layer_scale import LayerScale
 from tabrasa.backbone.masking import AttentionMask
 from tabrasa.backbone.mixers import make_mixer
 from tabrasa.backbone.mlp import Mlp
 from tabrasa.backbone.norm import make_norm
-from tabrasa.backbone.positions import RotaryPositions, make_positions
+from tabrasa.backbone.positions import make_positions
 from tabrasa.backbone.registers import prepend_registers
 from tabrasa.backbone.tokens import TokenGrid
 
 
-class Encoder(nn.Module):
+class Encoder(ConfiguredBackbone[EncoderConfig]):
     """Transformer encoder. `encoder(x, mask)`: x float (B, N, D), mask bool (B, N) True at real tokens
     (None = all real) → (B, N, D). Outputs at padding positions are zero.
 
@@ -37,14 +38,8 @@ class Encoder(nn.Module):
     """
 
     def __init__(self, config: EncoderConfig) -> None:
-        super().__init__()
-        if isinstance(config, dict):  # a config read back from JSON
-            config = EncoderConfig(**config)
-        self.config = config
-        self.dim = config.dim
-        c = config
-        self.positions: nn.Module | None
-        self.rotary: RotaryPositions | None
+        super().__init__(config, EncoderConfig)
+        c = self.config
         self.positions, self.rotary = make_positions(c.positions, c.max_len, c.dim, c.head_dim, c.rotary_base)
         self.register_tokens: nn.Parameter | None = None
         if c.register_tokens:
@@ -160,9 +155,6 @@ class Encoder(nn.Module):
                 raise ValueError(
                     f"Encoder mask has shape {tuple(mask.shape)}; expected {tuple(x.shape[:2])} to match x"
                 )
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
 
 def _init_weights(module: nn.Module) -> None:

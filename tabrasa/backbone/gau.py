@@ -43,8 +43,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.config import PositionKind, check_choices
+from tabrasa.backbone.configured import ConfiguredBackbone
 from tabrasa.backbone.norm import make_norm
-from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, Rotation, make_positions
+from tabrasa.backbone.positions import LearnedPositions, Rotation, make_positions
 from tabrasa.backbone.protocol import check_tokens
 from tabrasa.backbone.tokens import TokenGrid
 
@@ -169,6 +170,15 @@ def relu2(x: torch.Tensor) -> torch.Tensor:
     return F.relu(x) ** 2
 
 
+def linear_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor | None, count: torch.Tensor
+) -> torch.Tensor:
+    """Global linear attention q (kᵀ v) / n: non-causal, so one (s, e) summary serves every group."""
+    if keep is not None:
+        k = k * keep
+    return q @ (k.transpose(1, 2) @ v / count)  # (B, N, s) @ (B, s, e)
+
+
 def shift_tokens(x: torch.Tensor) -> torch.Tensor:
     """The first half of the channels moves one token to the right; the first token gets zeros there."""
     shift, keep = x.chunk(2, dim=-1)
@@ -207,12 +217,14 @@ class GatedAttentionUnit(nn.Module):
         qk = self.scale_offset(F.silu(self.base(h)))  # (B, H, N, s)
         if rotation is not None:
             qk = self._rotate(qk, rotation)
+        N = x.shape[1]
         if self.form == "quadratic":
             q, k = qk.unbind(1)
-            mixed = self._quadratic(q, k, v, keep, count)
+            mixed = self._grouped(q, k, v, keep, N, count[:, None])  # relu²(q kᵀ / n), n the real tokens
         else:
             q, lin_q, k, lin_k = qk.unbind(1)
-            mixed = self._chunked(q, k, v, keep) + self._linear(lin_q, lin_k, v, keep, count)
+            chunked = self._grouped(q, k, v, keep, min(self.chunk, N), self.chunk)
+            mixed = chunked + linear_attention(lin_q, lin_k, v, keep, count)
         return x + self.drop(self.out(u * mixed))
 
     def _rotate(self, qk: torch.Tensor, rotation: Rotation) -> torch.Tensor:
@@ -228,52 +240,34 @@ class GatedAttentionUnit(nn.Module):
             weights = weights * keys
         return self.drop(weights)
 
-    def _quadratic(
+    def _grouped(
         self,
         q: torch.Tensor,
         k: torch.Tensor,
         v: torch.Tensor,
         keep: torch.Tensor | None,
-        count: torch.Tensor,
+        group: int,
+        scale: torch.Tensor | float,
     ) -> torch.Tensor:
-        # q, k (B, N, s); v (B, N, e); relu²(q kᵀ / n), n the row's real tokens
-        keys = None if keep is None else keep.transpose(1, 2)  # (B, 1, N)
-        return self._weights(q @ k.transpose(1, 2) / count, keys) @ v  # (B, N, N) @ (B, N, e)
-
-    def _chunked(
-        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor | None
-    ) -> torch.Tensor:
-        """relu² attention within groups of `chunk` tokens, scaled by 1/chunk however full the last group.
+        """relu²(q kᵀ / scale) attention within consecutive groups of `group` tokens: the quadratic form is
+        one group of the whole sequence scaled by each row's real tokens (scale (B, 1, 1, 1)), the chunked
+        form groups of `chunk` scaled by 1/chunk however full the last group.
 
         A sequence shorter than `chunk` is one group of its own length: the tokens a full group would add
         are zero-valued fill, so leaving them out changes nothing but the cost."""
         B, N, _ = q.shape
-        g = min(self.chunk, N)
-        fill = -N % g
+        fill = -N % group
         if fill:
             q, k, v = (F.pad(t, (0, 0, 0, fill)) for t in (q, k, v))
             keep = F.pad(keep, (0, 0, 0, fill)) if keep is not None else None
-        G = (N + fill) // g
-        q, k, v = (t.view(B, G, g, -1) for t in (q, k, v))  # (B, G, g, ·)
-        keys = None if keep is None else keep.view(B, G, 1, g)
-        out = self._weights(q @ k.transpose(-1, -2) / self.chunk, keys) @ v  # (B, G, g, e)
-        return out.view(B, G * g, -1)[:, :N]
-
-    def _linear(
-        self,
-        q: torch.Tensor,
-        k: torch.Tensor,
-        v: torch.Tensor,
-        keep: torch.Tensor | None,
-        count: torch.Tensor,
-    ) -> torch.Tensor:
-        """Global linear attention q (kᵀ v) / n: non-causal, so one (s, e) summary serves every group."""
-        if keep is not None:
-            k = k * keep
-        return q @ (k.transpose(1, 2) @ v / count)  # (B, N, s) @ (B, s, e)
+        G = (N + fill) // group
+        q, k, v = (t.view(B, G, group, -1) for t in (q, k, v))  # (B, G, g, ·)
+        keys = None if keep is None else keep.view(B, G, 1, group)
+        out = self._weights(q @ k.transpose(-1, -2) / scale, keys) @ v  # (B, G, g, e)
+        return out.view(B, G * group, -1)[:, :N]
 
 
-class GAUEncoder(nn.Module):
+class GAUEncoder(ConfiguredBackbone[GAUConfig]):
     """`depth` gated attention units. `encoder(x, mask)`: x float (B, N, D), mask bool (B, N) True at real
     tokens (None = all real) → (B, N, D), zero at padding. A row with no real token gives zeros.
 
@@ -281,14 +275,8 @@ class GAUEncoder(nn.Module):
     """
 
     def __init__(self, config: GAUConfig) -> None:
-        super().__init__()
-        if isinstance(config, dict):  # a config read back from JSON
-            config = GAUConfig(**config)
-        self.config = config
-        self.dim = config.dim
-        c = config
-        self.positions: nn.Module | None
-        self.rotary: RotaryPositions | None
+        super().__init__(config, GAUConfig)
+        c = self.config
         self.positions, self.rotary = make_positions(c.positions, c.max_len, c.dim, c.rotated, c.rotary_base)
         self.units = nn.ModuleList(GatedAttentionUnit(c) for _ in range(c.depth))
         self.norm = _make_norm(c.norm, c.dim, c.norm_eps) if c.final_norm else nn.Identity()
@@ -314,9 +302,6 @@ class GAUEncoder(nn.Module):
         table and the query/key scales and offsets, per-channel gains however 2-D their (H, s) shape."""
         names = {f"units.{i}.scale_offset.{p}" for i in range(len(self.units)) for p in ("gamma", "beta")}
         return names | ({"positions.weight"} if isinstance(self.positions, LearnedPositions) else set())
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
 
 def _make_norm(kind: GAUNorm, dim: int, eps: float) -> nn.Module:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from tabrasa.backbone.configured import ConfiguredBackbone
 from tabrasa.backbone.mamba_block import MambaLayer
 from tabrasa.backbone.mamba_config import MambaConfig
 from tabrasa.backbone.protocol import check_tokens
@@ -30,7 +31,7 @@ class MambaState:
         return sum(t.numel() for t in (*self.windows, *self.states))
 
 
-class Mamba(nn.Module):
+class Mamba(ConfiguredBackbone[MambaConfig]):
     """Mamba backbone. `mamba(x, mask)`: x float (B, N, D), mask bool (B, N) True at real tokens (None =
     all real) → (B, N, D), zero at padding positions.
 
@@ -44,13 +45,10 @@ class Mamba(nn.Module):
     """
 
     def __init__(self, config: MambaConfig) -> None:
-        super().__init__()
-        if isinstance(config, dict):  # a config read back from JSON
-            config = MambaConfig(**config)
-        self.config = config
-        self.dim = config.dim
-        self.layers = nn.ModuleList(MambaLayer(config) for _ in range(config.depth))
-        self.norm = nn.RMSNorm(config.dim, eps=config.norm_eps) if config.final_norm else nn.Identity()
+        super().__init__(config, MambaConfig)
+        c = self.config
+        self.layers = nn.ModuleList(MambaLayer(c) for _ in range(c.depth))
+        self.norm = nn.RMSNorm(c.dim, eps=c.norm_eps) if c.final_norm else nn.Identity()
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
@@ -107,9 +105,6 @@ class Mamba(nn.Module):
     def state_size(self) -> int:
         """Numbers of recurrent state per sequence (see MambaConfig.state_size)."""
         return self.config.state_size()
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
     def _require_causal(self) -> None:
         if self.config.bidirectional:

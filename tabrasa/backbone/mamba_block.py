@@ -15,7 +15,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from tabrasa.backbone.mamba_config import MambaConfig, ScanMode
-from tabrasa.backbone.selective_scan import fused_kernel, fused_selective_scan, selective_scan, step
+from tabrasa.backbone.selective_scan import (
+    ScanInputs,
+    fused_kernel,
+    fused_selective_scan,
+    selective_scan,
+    step,
+)
 from tabrasa.backbone.sequence_lstm import gather_steps
 
 # Mamba's initial step sizes: log-uniform in [DT_MIN, DT_MAX], at least DT_FLOOR (mamba_simple.py).
@@ -64,20 +70,21 @@ class SelectiveSSM(nn.Module):
         if real is not None:
             x = x.masked_fill(~real[..., None], 0.0)
         u = F.silu(self.conv1d(x.transpose(1, 2))[..., :L].transpose(1, 2))  # (B, L, E)
-        delta, B, C = self._project(u)
+        inputs = self._scan_inputs(u, real)
+        kernel = fused_kernel() if use_kernel and mode == "parallel" and u.is_cuda else None
+        with torch.autocast(u.device.type, enabled=False):
+            y = selective_scan(inputs, mode) if kernel is None else fused_selective_scan(kernel, inputs)
+        return y.to(u.dtype)
+
+    def _scan_inputs(self, u: torch.Tensor, real: torch.Tensor | None) -> ScanInputs:
+        """u (..., E) → the scan's inputs, with u and Δ zeroed where `real` is False (None: nowhere)."""
+        dt, B, C = self.x_proj(u).split([self.dt_rank, self.d_state, self.d_state], dim=-1)
+        delta = F.softplus(self.dt_proj(dt))
         if real is not None:
             u, delta = u.masked_fill(~real[..., None], 0.0), delta.masked_fill(~real[..., None], 0.0)
         # The scan runs in at least float32, as Mamba's kernels do: exp(ΔA) and long products in bf16 drift.
         dtype = torch.promote_types(u.dtype, torch.float32)
-        args = [t.to(dtype) for t in (u, delta, -torch.exp(self.A_log), B, C, self.D)]
-        kernel = fused_kernel() if use_kernel and mode == "parallel" and u.is_cuda else None
-        with torch.autocast(u.device.type, enabled=False):
-            y = selective_scan(*args, mode) if kernel is None else fused_selective_scan(kernel, *args)
-        return y.to(u.dtype)
-
-    def _project(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        dt, B, C = self.x_proj(u).split([self.dt_rank, self.d_state, self.d_state], dim=-1)
-        return F.softplus(self.dt_proj(dt)), B, C
+        return ScanInputs(*(t.to(dtype) for t in (u, delta, -torch.exp(self.A_log), B, C, self.D)))
 
     def step(
         self, x: torch.Tensor, window: torch.Tensor, h: torch.Tensor
@@ -89,10 +96,7 @@ class SelectiveSSM(nn.Module):
         if self.conv1d.bias is not None:
             u = u + self.conv1d.bias
         u = F.silu(u)
-        delta, B, C = self._project(u)
-        dtype = torch.promote_types(u.dtype, torch.float32)
-        args = [t.to(dtype) for t in (u, delta, -torch.exp(self.A_log), B, C, self.D)]
-        y, h = step(h, *args)
+        y, h = step(h, self._scan_inputs(u, None))
         return y.to(u.dtype), window[..., 1:], h
 
 

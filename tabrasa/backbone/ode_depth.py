@@ -38,10 +38,11 @@ from tabrasa.backbone.config import (
     PositionKind,
     check_choices,
 )
+from tabrasa.backbone.configured import ConfiguredBackbone
 from tabrasa.backbone.encoder import Encoder
 from tabrasa.backbone.masking import AttentionMask
 from tabrasa.backbone.norm import make_norm
-from tabrasa.backbone.positions import LearnedPositions, RotaryPositions, Rotation, make_positions
+from tabrasa.backbone.positions import LearnedPositions, Rotation, make_positions
 from tabrasa.backbone.protocol import check_tokens
 from tabrasa.backbone.tokens import TokenGrid
 
@@ -189,7 +190,7 @@ class VectorField(nn.Module):
         return f if self.keep is None else f * self.keep
 
 
-class ODEEncoder(nn.Module):
+class ODEEncoder(ConfiguredBackbone[ODEConfig]):
     """`encoder(x, mask)`: x float (B, N, D), mask bool (B, N) True at real tokens (None = all real) →
     h(t1) (B, N, D), zero at padding. A row with no real token gives zeros.
 
@@ -198,15 +199,9 @@ class ODEEncoder(nn.Module):
     """
 
     def __init__(self, config: ODEConfig) -> None:
-        super().__init__()
-        if isinstance(config, dict):  # a config read back from JSON
-            config = ODEConfig(**config)
+        super().__init__(config, ODEConfig)
         _require_torchdiffeq()
-        self.config = config
-        self.dim = config.dim
-        c = config
-        self.positions: nn.Module | None
-        self.rotary: RotaryPositions | None
+        c = self.config
         self.positions, self.rotary = make_positions(
             c.positions, c.max_len, c.dim, c.dim // c.heads, c.rotary_base
         )
@@ -271,9 +266,6 @@ class ODEEncoder(nn.Module):
     def no_weight_decay(self) -> set[str]:
         """The position table is an embedding, which weight decay would only shrink (as Encoder's)."""
         return {"positions.weight"} if isinstance(self.positions, LearnedPositions) else set()
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
 
 def nfe_metrics(module: nn.Module) -> dict[str, float]:

@@ -25,14 +25,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from tabrasa.backbone.conv_blocks import (
-    Downsample2d,
-    ResidualConv2d,
-    grid_maps,
-    grid_tokens,
-    upsample_nearest,
-)
-from tabrasa.backbone.tokens import TokenGrid
+from tabrasa.backbone.conv_blocks import Downsample2d, ResidualConv2d, UpsampledGridCNN
 
 PIXEL_TOKENS = "one token per pixel: ImageTokenizer(patch_size=1)"
 
@@ -48,9 +41,12 @@ def stage_channels(dim: int, channels: Sequence[int] | None) -> tuple[int, ...]:
     return chosen
 
 
-class PixelCNN(nn.Module):
+class PixelCNN(UpsampledGridCNN):
     """dim: token width in and out. channels: per stage (None: dim/4, dim/2, dim); every stage after the
     first halves each side with a stride-2 convolution. blocks: residual blocks per stage."""
+
+    owner = "PixelCNN"
+    tokenize = PIXEL_TOKENS
 
     def __init__(
         self, dim: int = 128, channels: Sequence[int] | None = None, blocks: int = 1, dropout: float = 0.1
@@ -78,6 +74,10 @@ class PixelCNN(nn.Module):
         """How many pixels along each side one final feature cell covers."""
         return 2 ** (len(self.channels) - 1)
 
+    @property
+    def upsampling(self) -> tuple[int, int]:
+        return self.stride, self.stride
+
     def forward_features(self, cells: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Pixel map (B, dim, H, W) and its keep (B, 1, H, W) → final features (B, dim, ⌈H/s⌉, ⌈W/s⌉) and
         their keep, s = `stride`, before upsampling."""
@@ -87,13 +87,4 @@ class PixelCNN(nn.Module):
                 h, keep = self.downsample[index - 1](h, keep)  # (B, c_i, ⌈H/2^i⌉, ⌈W/2^i⌉)
             for block in stage:
                 h = block(h, keep)
-        return self.proj(self.act(self.final_norm(h)) * keep) * keep, keep
-
-    def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
-    ) -> torch.Tensor:
-        mask, cells, keep = grid_maps(x, mask, grid, "PixelCNN", PIXEL_TOKENS)  # cells: (B, D, H, W)
-        assert grid is not None
-        h, _ = self.forward_features(cells, keep)  # (B, D, ⌈H/s⌉, ⌈W/s⌉)
-        h = upsample_nearest(h, (self.stride, self.stride), (grid.height, grid.width))  # (B, D, H, W)
-        return grid_tokens(h, keep, mask, grid, self.norm)
+        return self.close(h, keep)

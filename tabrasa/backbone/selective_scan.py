@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -83,44 +83,37 @@ def sequential_scan(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return torch.stack(states, dim=1)
 
 
-def discretize(
-    u: torch.Tensor, delta: torch.Tensor, a: torch.Tensor, b: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """u, delta (..., E), a = A (E, N), b = B (..., N) → exp(Δ A) and Δ B u, both (..., E, N)."""
-    decay = torch.exp(delta[..., None] * a)  # (..., E, N)
-    drive = (delta * u)[..., None] * b[..., None, :]  # (..., E, N)
+class ScanInputs(NamedTuple):
+    """The paper's u, Δ (> 0, softplus applied), A, B, C, D, passed as lowercase a, b, c, d: over a sequence
+    u, Δ (B, L, E) and B, C (B, L, N); over one time step u, Δ (B, E) and B, C (B, N); A (E, N), D (E)."""
+
+    u: torch.Tensor
+    delta: torch.Tensor
+    a: torch.Tensor
+    b: torch.Tensor
+    c: torch.Tensor
+    d: torch.Tensor
+
+
+def discretize(inputs: ScanInputs) -> tuple[torch.Tensor, torch.Tensor]:
+    """exp(Δ A) and Δ B u, both (..., E, N)."""
+    decay = torch.exp(inputs.delta[..., None] * inputs.a)  # (..., E, N)
+    drive = (inputs.delta * inputs.u)[..., None] * inputs.b[..., None, :]  # (..., E, N)
     return decay, drive
 
 
-def selective_scan(
-    u: torch.Tensor,
-    delta: torch.Tensor,
-    a: torch.Tensor,
-    b: torch.Tensor,
-    c: torch.Tensor,
-    d: torch.Tensor,
-    mode: ScanMode = "parallel",
-) -> torch.Tensor:
-    """The paper's u, Δ (B, L, E) with Δ > 0 (softplus applied), A (E, N), B, C (B, L, N), D (E), passed as
-    lowercase a, b, c, d → y (B, L, E)."""
-    decay, drive = discretize(u, delta, a, b)  # (B, L, E, N) each
+def selective_scan(inputs: ScanInputs, mode: ScanMode = "parallel") -> torch.Tensor:
+    """Over a sequence (B, L, ·) → y (B, L, E)."""
+    decay, drive = discretize(inputs)  # (B, L, E, N) each
     h = parallel_scan(decay, drive) if mode == "parallel" else sequential_scan(decay, drive)
-    return torch.einsum("blen,bln->ble", h, c) + d * u
+    return torch.einsum("blen,bln->ble", h, inputs.c) + inputs.d * inputs.u
 
 
-def step(
-    h: torch.Tensor,
-    u: torch.Tensor,
-    delta: torch.Tensor,
-    a: torch.Tensor,
-    b: torch.Tensor,
-    c: torch.Tensor,
-    d: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One time step: state h (B, E, N), u, Δ (B, E), A (E, N), B, C (B, N), D (E) → (y (B, E), next h)."""
-    decay, drive = discretize(u, delta, a, b)
+def step(h: torch.Tensor, inputs: ScanInputs) -> tuple[torch.Tensor, torch.Tensor]:
+    """One time step from state h (B, E, N) → (y (B, E), next h)."""
+    decay, drive = discretize(inputs)
     h = torch.addcmul(drive, decay, h)
-    return torch.einsum("ben,bn->be", h, c) + d * u, h
+    return torch.einsum("ben,bn->be", h, inputs.c) + inputs.d * inputs.u, h
 
 
 @functools.cache
@@ -133,17 +126,10 @@ def fused_kernel() -> Callable[..., torch.Tensor] | None:
     return selective_scan_fn  # type: ignore[no-any-return]
 
 
-def fused_selective_scan(
-    kernel: Callable[..., torch.Tensor],
-    u: torch.Tensor,
-    delta: torch.Tensor,
-    a: torch.Tensor,
-    b: torch.Tensor,
-    c: torch.Tensor,
-    d: torch.Tensor,
-) -> torch.Tensor:
+def fused_selective_scan(kernel: Callable[..., torch.Tensor], inputs: ScanInputs) -> torch.Tensor:
     """`selective_scan` through mamba_ssm's kernel, which takes channels before time: (B, E, L), (B, N, L).
     Δ arrives with softplus applied (and zeroed at padding), so the kernel's own softplus stays off."""
+    u, delta, a, b, c, d = inputs
     y = kernel(
         u.transpose(1, 2).contiguous(),
         delta.transpose(1, 2).contiguous(),

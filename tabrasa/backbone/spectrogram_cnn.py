@@ -26,23 +26,19 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tabrasa.backbone.conv_blocks import (
-    ResidualConv2d,
-    grid_maps,
-    grid_tokens,
-    masked_avg_pool,
-    upsample_nearest,
-)
-from tabrasa.backbone.tokens import TokenGrid
+from tabrasa.backbone.conv_blocks import ResidualConv2d, UpsampledGridCNN, masked_avg_pool
 
 CELL_TOKENS = "one token per time × mel cell: AudioTokenizer(patch_size=[1, 1])"
 CHANNEL_RATIO = 2 / 3  # 43 channels at 64 wide (res8: 45), 85 at 128
 
 
-class SpectrogramCNN(nn.Module):
+class SpectrogramCNN(UpsampledGridCNN):
     """dim: token width in and out. channels: width of the convolutions (None: 2/3 of dim). blocks: residual
     blocks (res8: 3; res15's 6 add dilation and drop the pooling, not built here). pool: (time, frequency)
     average-pooling window after the first convolution (res8: 4 × 3)."""
+
+    owner = "SpectrogramCNN"
+    tokenize = CELL_TOKENS
 
     def __init__(
         self,
@@ -70,6 +66,10 @@ class SpectrogramCNN(nn.Module):
         self.proj = nn.Conv2d(self.channels, dim, 1)
         self.norm = nn.LayerNorm(dim)
 
+    @property
+    def upsampling(self) -> tuple[int, int]:
+        return self.pool
+
     def forward_features(self, cells: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Cell map (B, dim, T, F) and its keep (B, 1, T, F) → pooled features (B, dim, ⌈T/p_t⌉, ⌈F/p_f⌉) and
         their keep, before upsampling."""
@@ -77,13 +77,4 @@ class SpectrogramCNN(nn.Module):
         h, keep = masked_avg_pool(h, keep, self.pool)  # (B, C, ⌈T/p_t⌉, ⌈F/p_f⌉)
         for block in self.blocks:
             h = block(h, keep)
-        return self.proj(self.act(self.final_norm(h)) * keep) * keep, keep
-
-    def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
-    ) -> torch.Tensor:
-        mask, cells, keep = grid_maps(x, mask, grid, "SpectrogramCNN", CELL_TOKENS)  # cells: (B, D, T, F)
-        assert grid is not None
-        h, _ = self.forward_features(cells, keep)
-        h = upsample_nearest(h, self.pool, (grid.height, grid.width))  # (B, D, T, F)
-        return grid_tokens(h, keep, mask, grid, self.norm)
+        return self.close(h, keep)

@@ -1,7 +1,7 @@
 """`tabrasa data list` and `tabrasa data prepare`: build and cache a dataset before training.
 
     tabrasa data list                                    registered datasets and whether their files are here
-    tabrasa data prepare psortb                          with the data module's defaults
+    tabrasa data prepare psortb                          the data section of its preset (tokenizer included)
     tabrasa data prepare --config configs/protein/psortb.yaml   exactly the splits that config trains on
     tabrasa data prepare --config configs/user/fasta.yaml --set path=my.fasta   a data-only file too
     tabrasa data prepare fashion_mnist --set val_size=5000 --set seed=1
@@ -27,6 +27,7 @@ from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.data.registry import DATASETS
 from tabrasa.data.sources import DataSourceMissingError
 from tabrasa.data.unlabelled.base import UnlabelledDataModule
+from tabrasa.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,14 +54,12 @@ def data_module_from(
     """Instantiate the data module through jsonargparse, exactly as `tabrasa fit` would."""
     if (name is None) == (config is None):
         raise SystemExit("tabrasa data prepare: give a dataset NAME or --config FILE (one of them)")
-    if config is not None:
-        loaded = yaml.safe_load(Path(config).read_text()) or {}
-        section = loaded if "class_path" in loaded else loaded.get("data")  # a data file or a whole config
-        if not isinstance(section, dict) or "class_path" not in section:
-            raise SystemExit(f"{config} has neither a data: section nor a top-level class_path")
-    else:
-        cls = DATASETS[name]  # type: ignore[index]
-        section = {"class_path": f"{cls.__module__}.{cls.__qualname__}", "init_args": {}}
+    # A data module never picks its tokenizer: a NAME is prepared as its shipped preset configures it.
+    path = preset_config(name) if name is not None else Path(str(config))
+    loaded = yaml.safe_load(path.read_text()) or {}
+    section = loaded if "class_path" in loaded else loaded.get("data")  # a data file or a whole config
+    if not isinstance(section, dict) or "class_path" not in section:
+        raise SystemExit(f"{path} has neither a data: section nor a top-level class_path")
     init_args = dict(section.get("init_args") or {})
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -75,6 +74,18 @@ def data_module_from(
     parser.add_subclass_arguments((TabrasaDataModule, UnlabelledDataModule), "data", required=True)
     parsed = parser.parse_object({"data": {"class_path": section["class_path"], "init_args": init_args}})
     return parser.instantiate_classes(parsed).data
+
+
+def preset_config(name: str) -> Path:
+    """The shipped preset of dataset `name`: configs/ of the working directory or of this checkout."""
+    relative = Path("configs") / DATASETS[name].preset
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        if (root / relative).is_file():
+            return root / relative
+    raise UserError(
+        f"dataset {name!r} is prepared from its preset {relative}, which is not here (configs/ comes with "
+        f"the repository, not the wheel); run from a checkout, or give --config FILE"
+    )
 
 
 def summary(data: TabrasaDataModule | UnlabelledDataModule) -> str:
@@ -93,7 +104,8 @@ def summary(data: TabrasaDataModule | UnlabelledDataModule) -> str:
 
 
 def list_datasets() -> int:
-    for name, cls in DATASETS.items():
+    for name, dataset in DATASETS.items():
+        cls = dataset.module
         check = getattr(cls, "check_source", None)
         try:
             status = f"ready ({check()})" if check else "built from an installed package"

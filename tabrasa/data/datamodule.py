@@ -5,7 +5,7 @@ A concrete data module says where its raw examples come from and how they are la
     load_splits()       train / validation / test Arrow tables with a `label` column, built with `self.limit`
                         applied before any expensive step (`self.take`, `self.pool_size`)
     raw_input(row, split) one row → the raw example its tokenizer encodes (a string, an image, a waveform)
-    default_tokenizer() the tokenizer used when the config gives none
+    tokenizer_hint      the tokenizer the error for a missing one suggests (a data module never picks one)
 
 This class owns the rest: the loader settings (`LoaderConfig`), the injected tokenizer in train mode for
 the training split only, class names and `num_outputs` (what the CLI links into the model), the
@@ -25,17 +25,16 @@ from torch.utils.data import DataLoader, Dataset
 from tabrasa.data.base_module import BaseDataModule
 from tabrasa.data.bucketing import LengthBucketBatchSampler
 from tabrasa.data.inputs import InputScreen
-from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.torch_dataset import ArrowRows, EncodedDataset, already_batched
 from tabrasa.errors import UserError
-from tabrasa.tokenizers.base import Batch, Tokenizer, in_mode
+from tabrasa.tokenizers.base import Batch, in_mode
 from tabrasa.training.resumable_data import ResumableLoader
 
 SPLITS = ("train", "validation", "test")
 
 
 class TabrasaDataModule(BaseDataModule):
-    """tokenizer: raw example → tensors (class_path in YAML); None gives the data module's default.
+    """tokenizer: raw example → tensors (class_path in YAML); required, a data module never picks one.
     loader: batch size, workers and length bucketing (`--data.loader.batch_size 16`).
     limit: at most this many examples per split, taken before anything expensive (vocabulary training,
     decoding, cache building, generation), so a tiny run is tiny. seed: the data's own seed (hold-out
@@ -46,17 +45,9 @@ class TabrasaDataModule(BaseDataModule):
 
     has_test_split = True  # a labelled module holds out a test split; `fit` ends by testing on it
 
-    def __init__(
-        self,
-        tokenizer: Tokenizer | None = None,
-        loader: LoaderConfig = LoaderConfig(),  # noqa: B008  (frozen: one shared default is safe)
-        limit: int | None = None,
-        seed: int = 0,
-        train_fraction: float = 1.0,
-        skip_bad_inputs: bool = False,
-        cache_dir: str | None = None,
-    ) -> None:
-        super().__init__(tokenizer, loader, limit, seed, cache_dir)
+    def __init__(self, train_fraction: float = 1.0, skip_bad_inputs: bool = False, **kwargs: Any) -> None:
+        # tokenizer, loader, limit, seed and cache_dir are BaseDataModule's, shared with unlabelled modules.
+        super().__init__(**kwargs)
         if not 0.0 < train_fraction <= 1.0:
             raise UserError(f"train_fraction={train_fraction} must be in (0, 1]")
         self.train_fraction = train_fraction

@@ -24,7 +24,6 @@ from tabrasa.data.image_classification import ImageClassificationDataModule
 from tabrasa.data.sources import DataSourceMissingError
 from tabrasa.data.splits import holdout
 from tabrasa.io import atomic_write
-from tabrasa.tokenizers.image import ImageTokenizer
 
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
 CLASS_NAMES = (
@@ -80,13 +79,15 @@ class FashionMNISTDataModule(ImageClassificationDataModule):
     downloader when the Debian files are absent (needs the network). in_memory (default here): all 70,000
     images decoded once (55 MB) and tokenised a batch at a time."""
 
+    # Fashion-MNIST's pixel statistics; 7×7 patches give a 4×4 grid (ViT's 16×16 patches on 224² → 14×14).
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.ImageTokenizer, "
+        "init_args: {patch_size: 7, channels: 1, mean: 0.286, std: 0.353, crop_padding: 2}}"
+    )
+
     def __init__(self, download: bool = True, in_memory: bool = True, **kwargs: Any) -> None:
         super().__init__(in_memory=in_memory, **kwargs)
         self.download = download
-
-    def default_tokenizer(self) -> ImageTokenizer:
-        # Fashion-MNIST's pixel statistics; 7×7 patches give a 4×4 grid (ViT's 16×16 patches on 224² → 14×14).
-        return ImageTokenizer(patch_size=7, channels=1, mean=0.286, std=0.353, crop_padding=2)
 
     @classmethod
     def check_source(cls) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 import datasets
 import PIL.Image
@@ -27,6 +27,8 @@ from tabrasa.data.splits import Size, complete_splits
 from tabrasa.errors import UserError
 from tabrasa.tokenizers.audio import AudioTokenizer
 
+# What the error for a missing audio tokenizer suggests: 5 s of 10 ms log-mel frames.
+AUDIO_TOKENIZER_HINT = "{class_path: tabrasa.tokenizers.AudioTokenizer, init_args: {max_frames: 500}}"
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"})
 AUDIO_SUFFIXES = frozenset({".wav", ".flac", ".ogg", ".oga", ".aiff", ".aif", ".mp3"})
 SPLIT_FOLDERS = {"train": ("train",), "validation": ("validation", "val", "valid", "dev"), "test": ("test",)}
@@ -128,20 +130,34 @@ def checked_folder(
     return datasets.DatasetDict(checked)
 
 
-class ImageFolderDataModule(ImageClassificationDataModule):
+class FolderDataModule(TabrasaDataModule):
+    """A data module over a folder of class folders: `root`, hold-outs `val_size` / `test_size`, and its
+    kind's files (`suffixes`), whose paths go in `column`, each checked once by `problem`."""
+
+    root: str
+    val_size: Size
+    test_size: Size
+    suffixes: ClassVar[frozenset[str]]
+    column: ClassVar[str]
+    problem: ClassVar[Callable[[str], str | None]]
+
+    def load_splits(self) -> datasets.DatasetDict:
+        if not hasattr(self, "_loaded"):
+            sizes = (self.val_size, self.test_size)
+            self._loaded = checked_folder(self, self.root, self.suffixes, self.column, sizes, self.problem)
+        return self._loaded
+
+
+class ImageFolderDataModule(FolderDataModule, ImageClassificationDataModule):
     """Images under root/<class>/ (or root/train|val|test/<class>/). Give the tokenizer an image_size when
     the images differ in size. val_size / test_size: held out when root has no such folder."""
+
+    suffixes, column, problem = IMAGE_SUFFIXES, "image", staticmethod(image_problem)
 
     def __init__(self, root: str, test_size: Size = 0.1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.root = root
         self.test_size = test_size
-
-    def load_splits(self) -> datasets.DatasetDict:
-        if not hasattr(self, "_loaded"):
-            sizes = (self.val_size, self.test_size)
-            self._loaded = checked_folder(self, self.root, IMAGE_SUFFIXES, "image", sizes, image_problem)
-        return self._loaded
 
 
 def read_audio(source: str | BinaryIO) -> tuple[torch.Tensor, int]:
@@ -150,10 +166,13 @@ def read_audio(source: str | BinaryIO) -> tuple[torch.Tensor, int]:
     return torch.from_numpy(samples.T.copy()), rate
 
 
-class AudioFolderDataModule(TabrasaDataModule):
+class AudioFolderDataModule(FolderDataModule):
     """Sound clips under root/<class>/ (or root/train|val|test/<class>/), read with soundfile at their own
     rate and resampled by the tokenizer. tokenizer: log-mel settings, max_frames, SpecAugment (training).
     Clips shorter than one 25 ms analysis window are padded with silence by the tokenizer."""
+
+    tokenizer_hint = AUDIO_TOKENIZER_HINT
+    suffixes, column, problem = AUDIO_SUFFIXES, "audio", staticmethod(audio_problem)
 
     def __init__(
         self,
@@ -167,15 +186,6 @@ class AudioFolderDataModule(TabrasaDataModule):
         self.root = root
         self.val_size = val_size
         self.test_size = test_size
-
-    def default_tokenizer(self) -> AudioTokenizer:
-        return AudioTokenizer(max_frames=500)
-
-    def load_splits(self) -> datasets.DatasetDict:
-        if not hasattr(self, "_loaded"):
-            sizes = (self.val_size, self.test_size)
-            self._loaded = checked_folder(self, self.root, AUDIO_SUFFIXES, "audio", sizes, audio_problem)
-        return self._loaded
 
     def raw_input(self, row: dict[str, Any], split: str) -> dict[str, Any]:
         wave, rate = read_audio(row["audio"])

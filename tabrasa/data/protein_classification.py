@@ -52,6 +52,11 @@ class ProteinClassificationDataModule(TabrasaDataModule):
     split: "random" (seeded, stratified by label) or "homology" (whole MMseqs2 clusters per split, at
     `identity`, 0.3 by default; needs the mmseqs binary). identity: the clustering's sequence identity."""
 
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.ProteinTokenizer, "
+        "init_args: {max_length: 512, truncation: head_tail, unknown: x}}"
+    )
+
     def __init__(
         self,
         tokenizer: ProteinTokenizer | None = None,
@@ -85,9 +90,6 @@ class ProteinClassificationDataModule(TabrasaDataModule):
     def source_settings(self) -> dict[str, Any]:
         """Settings that change which records `load_records` gives; part of the cache key."""
         return {}
-
-    def default_tokenizer(self) -> ProteinTokenizer:
-        return ProteinTokenizer(max_length=512, truncation="head_tail", unknown="x")
 
     @property
     def cache_path(self) -> Path:
@@ -187,6 +189,16 @@ class ProteinClassificationDataModule(TabrasaDataModule):
                 start = int(torch.randint(len(sequence) - room + 1, ()))  # torch RNG: seeded per worker
                 sequence = sequence[start : start + room]
         return {"id": row["id"], "sequence": sequence}
+
+
+class HomologySplitDataModule(ProteinClassificationDataModule):
+    """A protein reference set split by homology clusters by default (`split: random` for the stratified
+    random split); identity: the clustering's sequence identity. Everything else as its base's."""
+
+    def __init__(
+        self, *args: Any, split: SplitMethod = "homology", identity: float = 0.3, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, split=split, identity=identity, **kwargs)
 
 
 def _capped(size: Size, limit: int) -> Size:

@@ -17,8 +17,7 @@ from typing import Any, Literal
 
 from tabrasa.data.cache import cache_root
 from tabrasa.data.fasta import read_fasta
-from tabrasa.data.homology_split import SplitMethod
-from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
+from tabrasa.data.protein_classification import HomologySplitDataModule, ProteinRecord
 from tabrasa.data.sources import first_existing
 
 Organism = Literal["gramneg", "grampos", "archaea"]
@@ -54,19 +53,12 @@ def psortb_records(path: Path) -> Iterator[ProteinRecord]:
             yield ProteinRecord(gi, sequence, localisation)
 
 
-class PSORTbDataModule(ProteinClassificationDataModule):
+class PSORTbDataModule(HomologySplitDataModule):
     """PSORTb's reference set for `organism` (gramneg: 11,190 unique proteins, majority class 69%), split
     by homology clusters by default (`split: random` for the stratified random split)."""
 
-    def __init__(
-        self,
-        *args: Any,
-        organism: Organism = "gramneg",
-        split: SplitMethod = "homology",
-        identity: float = 0.3,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, split=split, identity=identity, **kwargs)
+    def __init__(self, *args: Any, organism: Organism = "gramneg", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.organism = organism
 
     @property

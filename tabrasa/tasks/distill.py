@@ -132,9 +132,10 @@ def check_same_tokenizer(teacher: Tokenizer, student: Tokenizer) -> None:
     pretrained family's tokenizer (MiniLM's) is compared by the text tokenizer it wraps, so a student on
     that vocabulary file, with its own embedder, may learn from it."""
     teacher, student = getattr(teacher, "inner", teacher), getattr(student, "inner", student)
-    if type(teacher) is not type(student) or ids_moved(teacher, student):
+    moved = ids_moved(teacher, student)  # text tokenizers (a SubwordTokenizer too) compare by vocabulary
+    if moved or (moved is None and type(teacher) is not type(student)):
         raise UserError(
             f"the teacher's tokenizer ({type(teacher).__name__}) differs from the student's "
             f"({type(student).__name__}, or another vocabulary); give the student's data the teacher's "
-            f"tokenizer settings (e.g. the same vocab_size and data, or tokenizer_path)"
+            f"tokenizer settings (e.g. the same vocab_size and data, or the vocabulary file as its path)"
         )

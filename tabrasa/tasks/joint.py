@@ -31,12 +31,14 @@ from tabrasa.tasks.heads import LinearHead
 from tabrasa.tasks.objectives import Objective, ObjectiveKind, make_objective
 from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
+from tabrasa.tasks.stage_hooks import StageEpochEnds
 from tabrasa.tokenizers.base import Batch, Tokenizer
+from tabrasa.training.sharding import shard_blocks
 
 STAGES = ("train", "val", "test")
 
 
-class JointTask(pl.LightningModule):
+class JointTask(StageEpochEnds, pl.LightningModule):
     """tokenizer / num_outputs: one per task, linked from the JointDataModule (never typed).
     backbone: the one shared backbone (transformer or a CNN/LSTM baseline).
     objectives: task → "classification" (default) or "regression". loss_weights: task → weight (1.0).
@@ -137,7 +139,7 @@ class JointTask(pl.LightningModule):
         return {"task": task, "predictions": self.objectives[task].predictions(self(task, batch))}
 
     # Epoch-end logging: per task, then the stated aggregate ------------------------------------------
-    def _log_stage(self, stage: str) -> None:
+    def end_epoch(self, stage: str) -> None:
         values: dict[str, torch.Tensor] = {}
         for name in self.names:
             metrics, losses = self.metrics[f"{name}__{stage}"], self.losses[f"{name}__{stage}"]
@@ -157,14 +159,8 @@ class JointTask(pl.LightningModule):
             mean = torch.stack(present).mean()
             self.log(f"{stage}/{metric}_mean", mean, prog_bar=True, add_dataloader_idx=False)
 
-    def on_train_epoch_end(self) -> None:
-        self._log_stage("train")
-
-    def on_validation_epoch_end(self) -> None:
-        self._log_stage("val")
-
     def on_test_epoch_end(self) -> None:
-        self._log_stage("test")
+        super().on_test_epoch_end()
         self.print_task_table("test")
 
     @rank_zero_only
@@ -184,6 +180,11 @@ class JointTask(pl.LightningModule):
             cells = [_shown(logged[f"{stage}/{metric}_mean"]) if c == metric else "" for c in columns]
             table.add_row(f"mean ({metric})", *cells)
         Console().print(table)
+
+    def configure_model(self) -> None:
+        """Under FSDP2 (tabrasa.training.sharding) shard each block of the shared backbone, then the rest
+        (every task's embedder and head); a no-op under every other strategy."""
+        shard_blocks(self)
 
     def configure_optimizers(self) -> Any:
         return adamw_warmup_cosine(self, self.optim)

@@ -20,6 +20,7 @@ from tabrasa.tasks.heads import LinearHead
 from tabrasa.tasks.objectives import Objective
 from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
+from tabrasa.tasks.stage_hooks import StageSteps
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.token_permutation import TokenPermutation
 from tabrasa.training.sharding import shard_blocks
@@ -44,7 +45,7 @@ def freeze(backbone: nn.Module, keep_norms_and_positions: bool = False) -> None:
             positions.requires_grad_(True)
 
 
-class TokenTask(pl.LightningModule):
+class TokenTask(StageSteps, pl.LightningModule):
     """tokenizer and num_outputs come from the data module (linked by the CLI, never typed twice).
     backbone: the shared encoder (class_path in YAML). pooling: "cls" or "mean" over real tokens.
     pretrained: start the backbone (and, unless `load_embedder: false`, the embedder) from a checkpoint;
@@ -152,7 +153,7 @@ class TokenTask(pl.LightningModule):
     def forward(self, batch: Batch) -> torch.Tensor:
         return self.head(self.features(batch))
 
-    def _step(self, batch: Batch, stage: str) -> torch.Tensor:
+    def stage_step(self, batch: Batch, stage: str) -> torch.Tensor:
         if "label" not in batch:
             raise KeyError(
                 f"{stage} batch has no `label`; the data module must provide labels to train or evaluate"
@@ -166,15 +167,6 @@ class TokenTask(pl.LightningModule):
         metrics(self.metric_inputs(outputs.detach()), target)
         self.log_dict(metrics, prog_bar=stage != "train", batch_size=size, on_step=False, on_epoch=True)
         return loss
-
-    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
-        return self._step(batch, "train")
-
-    def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        self._step(batch, "val")
-
-    def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._step(batch, "test")
 
     def predict_step(self, batch: Batch, batch_idx: int, dataloader_idx: int = 0) -> torch.Tensor:
         return self.metric_inputs(self(batch))

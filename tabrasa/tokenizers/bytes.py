@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import torch
 from torch import nn
@@ -31,23 +31,23 @@ from torch import nn
 from tabrasa.tokenizers.base import (
     Batch,
     Embedder,
-    Tokenizer,
     Tokens,
     check_token_ids,
     collate_labels,
     pad_sequences,
     with_label,
 )
+from tabrasa.tokenizers.framed import FramedTokenizer
 from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.text import TextEmbedder, check_text
-from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
+from tabrasa.tokenizers.truncation import TruncationPolicy
 from tabrasa.tokenizers.vocabulary import TokenVocabulary
 
 PAD_ID, CLS_ID, EOS_ID, MASK_ID = 256, 257, 258, 259
 VOCAB_SIZE = 260
 
 
-class ByteTokenizer(Tokenizer):
+class ByteTokenizer(FramedTokenizer):
     """Text → `input_ids` (<cls> UTF-8 bytes <eos>) and `truncated` (bytes removed).
 
     max_length counts bytes, <cls> and <eos> included. truncation: "error" raises on a longer text;
@@ -57,6 +57,8 @@ class ByteTokenizer(Tokenizer):
     last patch filled by <pad>, and a token is real when any of its bytes is.
     """
 
+    cls_id, eos_id = CLS_ID, EOS_ID
+
     def __init__(
         self, max_length: int = 1024, truncation: TruncationPolicy = "head_tail", patch_size: int = 1
     ) -> None:
@@ -65,17 +67,13 @@ class ByteTokenizer(Tokenizer):
                 f"max_length={max_length} leaves no room for a byte beside <cls> and <eos>; set max_length "
                 f"to at least 3 (it counts bytes, whatever the patch_size)"
             )
-        if truncation not in get_args(TruncationPolicy):
-            raise ValueError(f"truncation={truncation!r} is not known; choose error, head, tail or head_tail")
+        super().__init__(max_length, truncation, PAD_ID)
         if isinstance(patch_size, bool) or not isinstance(patch_size, int) or patch_size < 1:
             raise ValueError(
                 f"patch_size={patch_size!r} must be a whole number of bytes per token >= 1; use 1 for one "
                 f"byte a token, or e.g. 4 for MEGABYTE-style patches"
             )
-        self.max_length = max_length
-        self.truncation = truncation
         self.patch_size = patch_size
-        self.pad_id = PAD_ID
 
     @property
     def vocab_size(self) -> int:
@@ -98,7 +96,7 @@ class ByteTokenizer(Tokenizer):
     def encode_ids(self, text: str, source: str = "text") -> tuple[list[int], int]:
         """One text → (byte ids with <cls> and <eos>, bytes removed by truncation); not yet in patches."""
         data = check_text(text, source, type(self).__name__).encode("utf-8")
-        return truncate([CLS_ID, *data, EOS_ID], self.max_length, self.truncation, 1, 1, source)
+        return self.frame(data, source)
 
     def encode(self, raw: str | Mapping[str, object]) -> Batch:
         """A text, or a mapping with `text` and an optional `label`."""

@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import torch
 
-from tabrasa.tokenizers.base import Batch, Tokenizer, collate_labels, pad_sequences, with_label
+from tabrasa.tokenizers.base import Batch, collate_labels, pad_sequences, with_label
+from tabrasa.tokenizers.framed import FramedTokenizer
 from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
 from tabrasa.tokenizers.text import TextEmbedder
-from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
+from tabrasa.tokenizers.truncation import TruncationPolicy
 
 ESM_ALPHABET = [
     "<cls>", "<pad>", "<eos>", "<unk>",
@@ -47,7 +48,7 @@ def clean_sequence(sequence: str, source: str = "protein") -> str:
     return residues
 
 
-class ProteinTokenizer(Tokenizer):
+class ProteinTokenizer(FramedTokenizer):
     """Amino-acid string → `input_ids` (<cls> residues <eos>) and `truncated` (residues removed).
 
     Cleaning, in order: all whitespace is removed (FASTA line breaks), one trailing '*' (the stop codon of
@@ -58,19 +59,17 @@ class ProteinTokenizer(Tokenizer):
     max_length counts <cls> and <eos> (ESM-2 was trained on 1024); truncation as for text.
     """
 
+    cls_id, eos_id = CLS_ID, EOS_ID
+
     def __init__(
         self, max_length: int = 1024, truncation: TruncationPolicy = "head", unknown: UnknownPolicy = "error"
     ) -> None:
         if unknown not in ("error", "unk", "x"):
             raise ValueError(f"unknown={unknown!r} is not known; choose error, unk or x")
-        if truncation not in get_args(TruncationPolicy):
-            raise ValueError(f"truncation={truncation!r} is not known; choose error, head, tail or head_tail")
+        super().__init__(max_length, truncation, PAD_ID)
         if max_length < 3:
             raise ValueError(f"max_length={max_length} leaves no room for a residue beside <cls> and <eos>")
-        self.max_length = max_length
-        self.truncation = truncation
         self.unknown = unknown
-        self.pad_id = PAD_ID
 
     @property
     def vocab_size(self) -> int:
@@ -81,7 +80,7 @@ class ProteinTokenizer(Tokenizer):
 
     def encode_ids(self, sequence: str, source: str = "protein") -> tuple[list[int], int]:
         """Sequence → (ids with <cls> and <eos>, residues removed by truncation)."""
-        ids = [CLS_ID]
+        ids: list[int] = []  # the residues; frame() adds <cls> and <eos>
         for position, letter in enumerate(self.clean(sequence, source)):
             if letter in RESIDUES:
                 ids.append(TOKEN_ID[letter])
@@ -95,8 +94,7 @@ class ProteinTokenizer(Tokenizer):
                     f"which is not in the ESM alphabet; fix the sequence or build "
                     f"ProteinTokenizer(unknown=...) with 'unk' (<unk> token) or 'x' (X, unknown amino acid)"
                 )
-        ids.append(EOS_ID)
-        return truncate(ids, self.max_length, self.truncation, 1, 1, source)
+        return self.frame(ids, source)
 
     def encode(self, raw: str | Mapping[str, Any]) -> Batch:
         """A sequence, or a mapping with `sequence` and optional `id` (named in errors) and `label`."""

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 TruncationPolicy = Literal["error", "head", "tail", "head_tail"]
+
+
+def check_truncation(policy: str) -> None:
+    """A tokenizer's `truncation` setting must name a policy: checked when it is built, not at the first
+    sequence too long for it."""
+    if policy not in get_args(TruncationPolicy):
+        raise ValueError(f"truncation={policy!r} is not known; choose error, head, tail or head_tail")
 
 
 def truncate(

@@ -7,6 +7,7 @@ must load: a missing or unexpected key is an error naming the keys, never a sile
 
 from __future__ import annotations
 
+import importlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ def rebuild_run(config: str | Path, ckpt: str | Path | None = None) -> RebuiltRu
     settings = yaml.safe_load(config.read_text()) or {}
     if not isinstance(settings, dict):
         raise UserError(f"config {config} is not a YAML mapping; pass the config.yaml `tabrasa fit` saved")
+    check_retired_settings(settings.get("data"), str(config))
     quiet = ["--trainer.logger", "false", "--trainer.enable_progress_bar", "false"]
     with tempfile.TemporaryDirectory() as folder:
         # Saved configs are fully resolved, so a copy without the run-only keys may live anywhere; a
@@ -62,6 +64,21 @@ def rebuild_run(config: str | Path, ckpt: str | Path | None = None) -> RebuiltRu
     if checkpoint is not None:
         load_weights(model, checkpoint, config)
     return RebuiltRun(model, cli.datamodule, config, checkpoint)
+
+
+def check_retired_settings(section: Any, where: str) -> None:
+    """A config section (`class_path`, `init_args`) checked by the class it names, where that class has a
+    `retired_settings(init_args, where)` hook: settings an older tabrasa wrote that the class takes no more
+    (a saved run's) are refused with the fix, instead of a parse error. Anything else is the parser's."""
+    if not isinstance(section, dict) or not isinstance(section.get("class_path"), str):
+        return
+    module, _, name = section["class_path"].rpartition(".")
+    try:
+        check = getattr(getattr(importlib.import_module(module), name), "retired_settings", None)
+    except (ImportError, AttributeError, ValueError):
+        return  # the parser names a class it cannot find
+    if callable(check):
+        check(section.get("init_args") or {}, where)
 
 
 def load_weights(model: torch.nn.Module, checkpoint: Path, config: Path) -> None:

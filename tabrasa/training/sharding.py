@@ -24,6 +24,7 @@ CheckpointIO plugins, so under these strategies checkpoints are Lightning's torc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -65,7 +66,20 @@ CPU_ALTERNATIVES = (
 ShardingName = Literal["FULL_SHARD", "SHARD_GRAD_OP", "HYBRID_SHARD", "NO_SHARD"]
 
 
-class TabrasaFSDPStrategy(FSDPStrategy):
+class ShardedCheckpoints(Strategy):
+    """What both sharded strategies change in Lightning's checkpoint handling: loading allows the numpy
+    arrays of the saved RNG state (`rng_state_globals`), and removing a superseded checkpoint removes a
+    sharded folder as well as a file (`remove_checkpoint_path`). First among the bases, so it overrides."""
+
+    def load_checkpoint(self, checkpoint_path: _PATH, weights_only: bool | None = None) -> dict[str, Any]:
+        with rng_state_globals():
+            return super().load_checkpoint(checkpoint_path, weights_only=weights_only)
+
+    def remove_checkpoint(self, filepath: _PATH) -> None:
+        remove_checkpoint_path(self, filepath)
+
+
+class TabrasaFSDPStrategy(ShardedCheckpoints, FSDPStrategy):
     """FSDP (torch FullyShardedDataParallel) wrapping each tabrasa block, on CUDA devices.
 
     state_dict_type: "sharded" (a folder, one shard file per rank) or "full" (one file, gathered on rank 0).
@@ -102,15 +116,8 @@ class TabrasaFSDPStrategy(FSDPStrategy):
         check_checkpoint_io(self, full=self._state_dict_type == "full")
         super().setup_environment()
 
-    def load_checkpoint(self, checkpoint_path: _PATH, weights_only: bool | None = None) -> dict[str, Any]:
-        with rng_state_globals():
-            return super().load_checkpoint(checkpoint_path, weights_only=weights_only)
 
-    def remove_checkpoint(self, filepath: _PATH) -> None:
-        remove_checkpoint_path(self, filepath)
-
-
-class FSDP2Strategy(ModelParallelStrategy):
+class FSDP2Strategy(ShardedCheckpoints, ModelParallelStrategy):
     """FSDP2 (torch `fully_shard`: per-parameter sharding over DTensors) of every tabrasa block, then of the
     rest of the task, over one data-parallel dimension of all ranks (no tensor parallelism). CUDA (nccl) or
     CPU (gloo). The task's `configure_model` applies it (`shard_blocks`).
@@ -146,13 +153,6 @@ class FSDP2Strategy(ModelParallelStrategy):
         check_checkpoint_io(self, full=not self._save_distributed_checkpoint)
         super().setup_environment()
 
-    def load_checkpoint(self, checkpoint_path: _PATH, weights_only: bool | None = None) -> dict[str, Any]:
-        with rng_state_globals():
-            return super().load_checkpoint(checkpoint_path, weights_only=weights_only)
-
-    def remove_checkpoint(self, filepath: _PATH) -> None:
-        remove_checkpoint_path(self, filepath)
-
 
 # Names for `--trainer.strategy`, registered as Lightning registers its own strategies (on import; the task
 # classes import this module, so the names exist before any Trainer is built from a tabrasa config).
@@ -164,12 +164,14 @@ for _name, _strategy, _description in (
         StrategyRegistry.register(_name, _strategy, description=_description)
 
 
-def shard_blocks(module: pl.LightningModule) -> None:
+def shard_blocks(module: pl.LightningModule, forward_methods: Sequence[str] = ()) -> None:
     """Apply FSDP2 to every SHARD_UNITS module of `module`, then to `module` itself (what is left: embedder,
     positions, final norm, head), over the data-parallel mesh of the ModelParallelStrategy.
 
     For a task's `configure_model`: a no-op without a device mesh (any other strategy) and on a module
-    already sharded (Lightning calls configure_model again for `test` after `fit`).
+    already sharded (Lightning calls configure_model again for `test` after `fit`). forward_methods: the
+    module's methods that compute without going through `forward` (a pretraining task's `step`): FSDP2
+    gathers the root's own weights only around `forward` unless a method is registered with it.
     """
     fully_shard, fsdp_module = _fsdp2()
     mesh = module.device_mesh
@@ -195,6 +197,10 @@ def shard_blocks(module: pl.LightningModule) -> None:
     # The root unit is needed again at once by the backward (the head runs last): resharding it after the
     # forward would only gather it a second time.
     fully_shard(module, mesh=data_parallel, reshard_after_forward=False)
+    from torch.distributed.fsdp import register_fsdp_forward_method
+
+    for name in forward_methods:
+        register_fsdp_forward_method(module, name)
 
 
 def reads_checkpoints_itself(strategy: object) -> bool:

@@ -284,7 +284,7 @@ def test_upsampling_by_the_padded_size_would_let_padding_move_real_outputs(
 ) -> None:
     """The counter-test of the padding test above: F.interpolate(size=...) rescales by the padded length,
     so a real frame of the short clip reads another pooled cell than it does alone."""
-    import tabrasa.backbone.spectrogram_cnn as module
+    import tabrasa.backbone.conv_blocks as module  # where the shared forward upsamples
 
     def rescaled(h: torch.Tensor, factor: tuple[int, int], size: tuple[int, int]) -> torch.Tensor:
         return torch.nn.functional.interpolate(h, size=size, mode="nearest")

@@ -13,6 +13,7 @@ import soundfile
 from tabrasa.data import AudioFolderDataModule, ImageFolderDataModule, TextFileDataModule
 from tabrasa.errors import UserError
 from tabrasa.tokenizers import AudioTokenizer, ImageTokenizer
+from tabrasa.tokenizers.learned_vocabulary import SubwordTokenizer
 
 
 def image_folder(root: Path) -> Path:
@@ -78,14 +79,21 @@ def test_unlabelled_rows_are_named_by_row_number(tmp_path: Path) -> None:
     rows[4] = ("no label here", "")
     rows[7] = ("", "pos")
     path = write_csv(tmp_path / "reviews.csv", rows)
-    data = TextFileDataModule(str(path), vocab_size=50, val_size=2, test_size=2,
-                              cache_dir=str(tmp_path / "c"))  # fmt: skip
+    data = TextFileDataModule(
+        str(path),
+        tokenizer=SubwordTokenizer(vocab_size=50),
+        val_size=2,
+        test_size=2,
+        cache_dir=str(tmp_path / "c"),
+    )
     with pytest.raises(UserError) as caught:
         data.setup()
     assert f"{path} row 6: no label" in str(caught.value)  # the header is row 1
     assert f"{path} row 9: no text" in str(caught.value)
-    skipping = TextFileDataModule(str(path), vocab_size=50, val_size=2, test_size=2, skip_bad_inputs=True,
-                                  cache_dir=str(tmp_path / "c"))  # fmt: skip
+    skipping = TextFileDataModule(
+        str(path), tokenizer=SubwordTokenizer(vocab_size=50), val_size=2, test_size=2, skip_bad_inputs=True,
+        cache_dir=str(tmp_path / "c"),
+    )  # fmt: skip
     with pytest.warns(UserWarning, match=r"skipped 2 unusable input\(s\) \(train: 2\)"):
         skipping.setup()
     assert sum(len(r) for r in skipping.splits.values()) == 18
@@ -94,14 +102,18 @@ def test_unlabelled_rows_are_named_by_row_number(tmp_path: Path) -> None:
 def test_unknown_label_in_a_test_file_is_listed(tmp_path: Path) -> None:
     train = write_csv(tmp_path / "train.csv", [(f"text {i}", "ab"[i % 2]) for i in range(12)])
     test = write_csv(tmp_path / "test.csv", [("text x", "a"), ("text y", "zebra")])
-    data = TextFileDataModule(str(train), test_path=str(test), vocab_size=50, val_size=2,
-                              cache_dir=str(tmp_path / "c"))  # fmt: skip
+    data = TextFileDataModule(
+        str(train), test_path=str(test), tokenizer=SubwordTokenizer(vocab_size=50), val_size=2,
+        cache_dir=str(tmp_path / "c"),
+    )  # fmt: skip
     with pytest.raises(UserError, match=rf"{test} row 3: label 'zebra' is not among the training file's"):
         data.setup()
 
 
 def test_a_single_class_csv_says_a_classifier_needs_two(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "one.csv", [(f"text {i}", "spam") for i in range(10)])
-    data = TextFileDataModule(str(path), vocab_size=50, cache_dir=str(tmp_path / "c"))
+    data = TextFileDataModule(
+        str(path), tokenizer=SubwordTokenizer(vocab_size=50), cache_dir=str(tmp_path / "c")
+    )
     with pytest.raises(UserError, match=rf"at least 2 classes, found 1 \(spam\) in {path}"):
         data.setup()

@@ -16,7 +16,13 @@ from tabrasa.data import fashion_mnist
 from tabrasa.data.fashion_mnist import CLASS_NAMES, FashionMNISTDataModule, read_idx
 from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.sources import DataSourceMissingError
+from tabrasa.tokenizers.image import ImageTokenizer
 from tests.availability import needs
+
+
+def pixels() -> ImageTokenizer:
+    """The preset's tokenizer: 7×7 patches, Fashion-MNIST's pixel statistics, random 2-pixel crops."""
+    return ImageTokenizer(patch_size=7, channels=1, mean=0.286, std=0.353, crop_padding=2)
 
 
 def write_idx(path: Path, array: np.ndarray) -> None:
@@ -51,8 +57,9 @@ def test_read_idx_golden_header(tmp_path: Path) -> None:
 
 def test_official_split_and_stratified_validation(fake_fashion: Path, tmp_path: Path) -> None:
     data = FashionMNISTDataModule(
-        val_size=10, cache_dir=str(tmp_path / "cache"), loader=LoaderConfig(batch_size=8), download=False
-    )
+        tokenizer=pixels(), val_size=10, cache_dir=str(tmp_path / "cache"), loader=LoaderConfig(batch_size=8),
+        download=False,
+    )  # fmt: skip
     splits = data.splits
     assert {k: len(v) for k, v in splits.items()} == {"train": 30, "validation": 10, "test": 20}
     assert sorted(splits["validation"]["label"]) == list(range(10))
@@ -65,7 +72,7 @@ def test_official_split_and_stratified_validation(fake_fashion: Path, tmp_path: 
 
 
 def test_augmentation_only_in_training(fake_fashion: Path, tmp_path: Path) -> None:
-    data = FashionMNISTDataModule(val_size=10, cache_dir=str(tmp_path), download=False)
+    data = FashionMNISTDataModule(tokenizer=pixels(), val_size=10, cache_dir=str(tmp_path), download=False)
     row = data.splits["train"][0]
     torch.manual_seed(0)
     assert int(data.splits["train"][0]["label"]) == int(data.dataset("train")[0]["label"][0])
@@ -78,7 +85,13 @@ def test_augmentation_only_in_training(fake_fashion: Path, tmp_path: Path) -> No
 
 def test_in_memory_batches_equal_row_by_row_and_crops_per_image(fake_fashion: Path, tmp_path: Path) -> None:
     loader = LoaderConfig(batch_size=8)
-    kwargs = {"val_size": 10, "cache_dir": str(tmp_path), "download": False, "loader": loader}
+    kwargs = {
+        "val_size": 10,
+        "cache_dir": str(tmp_path),
+        "download": False,
+        "loader": loader,
+        "tokenizer": pixels(),
+    }
     rows = FashionMNISTDataModule(in_memory=False, **kwargs)
     held = FashionMNISTDataModule(in_memory=True, **kwargs)
     for split in ("validation", "test"):  # no augmentation: identical tensors and labels
@@ -107,7 +120,7 @@ def test_in_memory_rejects_images_of_different_sizes() -> None:
 def test_missing_files_name_the_debian_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fashion_mnist, "DEBIAN_DIR", tmp_path / "absent")
     with pytest.raises(DataSourceMissingError, match="apt-get install dataset-fashion-mnist"):
-        FashionMNISTDataModule(cache_dir=str(tmp_path), download=False).load_splits()
+        FashionMNISTDataModule(tokenizer=pixels(), cache_dir=str(tmp_path), download=False).load_splits()
 
 
 @needs(

@@ -28,6 +28,7 @@ from tabrasa.data.psortb import PSORTbDataModule
 from tabrasa.data.splits import train_val_test
 from tabrasa.data.uniprot_localisation import UniProtLocalisationDataModule
 from tabrasa.errors import UserError
+from tabrasa.tokenizers.protein import ProteinTokenizer
 from tabrasa.training.run_card import split_records
 from tests.availability import needs, skip_unless_available
 
@@ -231,23 +232,34 @@ class Families(ProteinClassificationDataModule):
 @pytest.mark.slow
 @needs_mmseqs
 def test_the_data_module_splits_by_homology_and_records_how(tmp_path: Path) -> None:
-    data = Families(split="homology", identity=0.5, val_size=8, test_size=8, cache_dir=str(tmp_path))
+    data = Families(
+        tokenizer=ProteinTokenizer(unknown="x"), split="homology", identity=0.5, val_size=8, test_size=8,
+        cache_dir=str(tmp_path),
+    )  # fmt: skip
     splits = data.splits
     kin = {s: {row.split("-")[0] for row in splits[s]["id"]} for s in SPLITS}
     assert not (kin["train"] & kin["test"]) and not (kin["train"] & kin["validation"])
     record = data.split_record
     assert record["method"] == "homology" and record["identity"] == 0.5 and record["n_clusters"] == FAMILIES
     assert split_records(data) == record  # what the run card's data.split holds
-    random = Families(split="random", val_size=8, test_size=8, cache_dir=str(tmp_path))
+    random = Families(
+        tokenizer=ProteinTokenizer(unknown="x"),
+        split="random",
+        val_size=8,
+        test_size=8,
+        cache_dir=str(tmp_path),
+    )
     assert random.cache_path != data.cache_path and random.split_record["method"] == "random"
 
 
 def test_psortb_and_uniprot_default_to_homology_and_a_flag_restores_random() -> None:
-    assert PSORTbDataModule().split == "homology" and UniProtLocalisationDataModule().split == "homology"
-    assert PSORTbDataModule().cluster_settings == ClusterSettings(identity=0.3)
+    residues = ProteinTokenizer(unknown="x")
+    psortb, uniprot = PSORTbDataModule(tokenizer=residues), UniProtLocalisationDataModule(tokenizer=residues)
+    assert psortb.split == "homology" and uniprot.split == "homology"
+    assert psortb.cluster_settings == ClusterSettings(identity=0.3)
     restored = data_module_from("psortb", None, ["split=random"])
     assert restored.split == "random" and restored.cluster_settings is None  # type: ignore[attr-defined]
     looser = data_module_from("uniprot_localisation", None, ["identity=0.5"])
     assert looser.cluster_settings == ClusterSettings(identity=0.5)  # type: ignore[attr-defined]
     with pytest.raises(UserError, match="split='families' is not known"):
-        PSORTbDataModule(split="families")  # type: ignore[arg-type]
+        PSORTbDataModule(tokenizer=residues, split="families")  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from tabrasa.data.base_module import FittingData
 from tabrasa.data.keywords import build
 from tabrasa.data.keywords.build import KeywordsSettings, from_int16, load_or_build
 from tabrasa.data.keywords.datamodule import KeywordsDataModule
@@ -17,6 +18,8 @@ from tabrasa.data.keywords.noise import Mixer, babble, coloured_noise, place, sn
 from tabrasa.data.keywords.speakers import speaker_table, split_speakers
 from tabrasa.data.keywords.synthesis import EngineMissingError
 from tabrasa.data.keywords.words import BABBLE_PHRASES, WORDS, select_words
+from tabrasa.tokenizers.learned import NotFittedError
+from tabrasa.tokenizers.learned_statistics import MeasuredAudioTokenizer
 
 TINY = KeywordsSettings(words=("yes", "no", "up", "down"), speakers=12, limit=6)
 
@@ -145,8 +148,20 @@ def test_a_missing_engine_names_its_debian_package(
     assert not (tmp_path / "cache" / settings.key).exists()
 
 
+def log_mels() -> MeasuredAudioTokenizer:
+    """The 1-second clips' log-mel, with its mean and std measured on the training mixes."""
+    return MeasuredAudioTokenizer(input_sample_rate=16000, max_frames=101, truncation="error")
+
+
+def tiny_module(tiny: Path) -> KeywordsDataModule:
+    words = list(TINY.words)
+    return KeywordsDataModule(
+        tokenizer=log_mels(), words=words, speakers=12, limit=6, cache_dir=str(tiny.parent.parent)
+    )
+
+
 def test_datamodule_augments_training_only_and_evaluates_deterministically(tiny: Path) -> None:
-    dm = KeywordsDataModule(words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent))
+    dm = tiny_module(tiny)
     assert dm.settings == TINY and dm.path == tiny  # the same settings find the same cache entry
     assert dm.num_outputs == 4 and list(dm.class_names) == ["yes", "no", "up", "down"]
     train, test = dm.dataset("train"), dm.dataset("test")
@@ -159,10 +174,29 @@ def test_datamodule_augments_training_only_and_evaluates_deterministically(tiny:
     ]
     features = test.__getitems__(list(range(6)))["features"]
     assert features.mean().abs() < 0.5 and 0.5 < features.std() < 1.5  # normalised by measured statistics
+    # cached beside the clips under the name it had while the data module measured them itself
+    assert (tiny / "mel-b724e874737a.json").exists()
+    assert MeasuredAudioTokenizer().learned_settings() == {"n_mels": 64}
+
+
+def test_measured_statistics_are_read_back_not_measured_again(tiny: Path) -> None:
+    first = tiny_module(tiny).tokenizer
+    again = tiny_module(tiny)
+    cached = again.fitting_data
+
+    def without_clips(learned: dict[str, object]) -> FittingData:
+        return (lambda: pytest.fail("cached statistics were measured again")), cached(learned)[1]
+
+    again.fitting_data = without_clips  # type: ignore[method-assign]
+    assert again.tokenizer.stats == first.stats  # type: ignore[attr-defined]
+    with pytest.raises(
+        NotFittedError, match=r"MeasuredAudioTokenizer\.mean is learned from the training data"
+    ):
+        log_mels().encode(torch.zeros(16000))  # counter-check: unfitted, it refuses instead of guessing
 
 
 def test_batched_reading_equals_row_by_row_tokenising(tiny: Path) -> None:
-    dm = KeywordsDataModule(words=list(TINY.words), speakers=12, limit=6, cache_dir=str(tiny.parent.parent))
+    dm = tiny_module(tiny)
     for split in ("validation", "test"):
         count = len(dm.splits[split])
         batched = dm.dataset(split).__getitems__(list(range(count)))

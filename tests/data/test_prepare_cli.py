@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tabrasa.cli import main as tabrasa_main
 from tabrasa.cli.data import data_module_from, main
@@ -15,9 +16,13 @@ from tests.data.test_psortb import write_fake_psortb
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_registry_is_a_plain_dict_of_data_modules() -> None:
+def test_registry_is_a_plain_dict_of_data_modules_and_their_presets() -> None:
     assert {"fashion_mnist", "psortb", "uniprot_localisation", "imdb"} <= set(DATASETS)
-    assert all(issubclass(cls, TabrasaDataModule) for cls in DATASETS.values())
+    for dataset in DATASETS.values():
+        assert issubclass(dataset.module, TabrasaDataModule)
+        data = yaml.safe_load((ROOT / "configs" / dataset.preset).read_text())["data"]
+        assert data["class_path"].rsplit(".", 1)[-1] == dataset.module.__name__  # the preset trains it
+        assert "tokenizer" in data["init_args"]  # and names the tokenizer the module is handed
 
 
 def test_list_names_every_dataset_and_its_status(

@@ -13,6 +13,11 @@ from tabrasa.data.sources import DataSourceMissingError
 from tabrasa.tokenizers.protein import CLS_ID, EOS_ID, ProteinTokenizer
 from tests.availability import needs
 
+
+def residues() -> ProteinTokenizer:
+    return ProteinTokenizer(max_length=512, truncation="head_tail", unknown="x")
+
+
 CLASSES = ["Cytoplasmic", "CytoplasmicMembrane", "Periplasmic", "OuterMembrane", "Extracellular"]
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
 
@@ -56,6 +61,7 @@ def test_deduplicate_merges_copies_and_drops_conflicts() -> None:
 
 def test_splits_are_disjoint_stratified_and_cached(fake_psortb: Path, tmp_path: Path) -> None:
     data = PSORTbDataModule(
+        tokenizer=residues(),
         val_size=10,
         test_size=10,
         cache_dir=str(tmp_path / "cache"),
@@ -107,7 +113,7 @@ REAL = Path("/usr/lib/psort/conf/analysis/sclblast/gramneg/sclblast")
 
 @needs(REAL.exists(), "the PSORTb files: apt-get download psortb && dpkg -x psortb_*.deb /")
 def test_real_gram_negative_set(tmp_path: Path) -> None:
-    data = PSORTbDataModule(cache_dir=str(tmp_path), split="random")
+    data = PSORTbDataModule(tokenizer=residues(), cache_dir=str(tmp_path), split="random")
     splits = data.splits
     assert sum(len(s) for s in splits.values()) == 11_189  # 11,206 single-label, 16 copies, 1 conflict
     assert len(splits["test"]) == 1_119

@@ -56,9 +56,6 @@ class ToyProteins(ProteinClassificationDataModule):
 
 
 class ToySequences(UnlabelledDataModule):
-    def default_tokenizer(self) -> ProteinTokenizer:
-        return TOKENIZER
-
     def load_inputs(self) -> ListInputs:
         return ListInputs(random_proteins(100, seed=1))
 
@@ -101,7 +98,7 @@ def test_streamed_batches_are_the_modules_own_batches(written: tuple[ToyProteins
 
 
 def test_a_corpus_without_labels_serves_pretraining(tmp_path: Path) -> None:
-    source = ToySequences(val_size=10)
+    source = ToySequences(tokenizer=TOKENIZER, val_size=10)
     path = write_streaming_corpus(source, tmp_path / "corpus", chunk_bytes="1KB")
     corpus = streaming(path)
     assert corpus.num_outputs == 0 and corpus.class_names is None and not corpus.has_test_split
@@ -282,7 +279,9 @@ def test_a_sigkilled_loop_resumes_with_exactly_the_remaining_samples(
 
 @pytest.mark.slow
 def test_lightning_pretrains_on_a_corpus_and_checkpoints_its_loader(tmp_path: Path) -> None:
-    path = write_streaming_corpus(ToySequences(val_size=10), tmp_path / "corpus", chunk_bytes="1KB")
+    path = write_streaming_corpus(
+        ToySequences(tokenizer=TOKENIZER, val_size=10), tmp_path / "corpus", chunk_bytes="1KB"
+    )
     data = streaming(path)
     config = EncoderConfig(dim=32, depth=2, heads=4, max_len=16, dropout=0.0)
     model = MaskedTokenModel(tokenizer=data.tokenizer, backbone=Encoder(config))
@@ -314,7 +313,9 @@ def test_data_prepare_writes_a_corpus_for_labelled_and_unlabelled_modules(
     assert streaming(out).split_sizes["test"] == 10 and streaming(out).num_outputs == 5
 
     config = tmp_path / "sequences.yaml"
-    config.write_text(json.dumps({"class_path": f"{__name__}.ToySequences", "init_args": {"val_size": 10}}))
+    residues = {"class_path": "tabrasa.tokenizers.protein.ProteinTokenizer", "init_args": {"max_length": 16}}
+    init_args = {"val_size": 10, "tokenizer": residues}
+    config.write_text(json.dumps({"class_path": f"{__name__}.ToySequences", "init_args": init_args}))
     assert main(["prepare", "--config", str(config), "--streaming", str(tmp_path / "unlabelled")]) == 0
     assert "90 inputs" in capsys.readouterr().out
     assert streaming(tmp_path / "unlabelled").split_sizes == {"train": 90, "validation": 10}

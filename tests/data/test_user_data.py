@@ -24,9 +24,18 @@ from tabrasa.data import (
 from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.user_data import require_columns
 from tabrasa.errors import UserError
-from tabrasa.tokenizers import AudioTokenizer, ImageTokenizer
+from tabrasa.tokenizers import AudioTokenizer, ImageTokenizer, ProteinTokenizer
+from tabrasa.tokenizers.learned_vocabulary import SubwordTokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def images() -> ImageTokenizer:
+    return ImageTokenizer(patch_size=4, channels=3, image_size=16)
+
+
+def proteins() -> ProteinTokenizer:
+    return ProteinTokenizer(max_length=512, truncation="head_tail", unknown="x")
 
 
 def make_image_folder(root: Path, per_class: int = 6, splits: bool = False) -> Path:
@@ -83,16 +92,18 @@ def test_image_folder_holds_out_splits_and_converts_modes(tmp_path: Path) -> Non
 
 
 def test_image_folder_uses_given_split_folders(tmp_path: Path) -> None:
-    data = ImageFolderDataModule(str(make_image_folder(tmp_path / "img", splits=True)), val_size=2)
+    data = ImageFolderDataModule(
+        str(make_image_folder(tmp_path / "img", splits=True)), tokenizer=images(), val_size=2
+    )
     assert {k: len(v) for k, v in data.splits.items()} == {"train": 12, "validation": 2, "test": 14}
 
 
 def test_image_folder_errors_name_the_layout(tmp_path: Path) -> None:
     (tmp_path / "empty" / "cats").mkdir(parents=True)
     with pytest.raises(ValueError, match=r"<class>/<file>"):
-        ImageFolderDataModule(str(tmp_path / "empty")).load_splits()
+        ImageFolderDataModule(str(tmp_path / "empty"), tokenizer=images()).load_splits()
     with pytest.raises(UserError, match=r"data\.root"):
-        ImageFolderDataModule(str(tmp_path / "missing")).load_splits()
+        ImageFolderDataModule(str(tmp_path / "missing"), tokenizer=images()).load_splits()
 
 
 def test_audio_folder_reads_with_soundfile_and_resamples(tmp_path: Path) -> None:
@@ -129,24 +140,30 @@ def test_text_file_columns_labels_and_splits(tmp_path: Path, suffix: str) -> Non
             writer.writerows(rows)
     else:
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    data = TextFileDataModule(str(path), text_column="review", label_column="stars", vocab_size=100,
-                              val_size=3, test_size=6, cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    data = TextFileDataModule(str(path), text_column="review", label_column="stars",
+                              tokenizer=SubwordTokenizer(vocab_size=100), val_size=3, test_size=6,
+                              cache_dir=str(tmp_path / "cache"))  # fmt: skip
     assert list(data.class_names) == ["2", "10"]  # numbers in numeric order
     assert {k: len(v) for k, v in data.splits.items()} == {"train": 21, "validation": 3, "test": 6}
     assert sorted(data.splits["test"]["label"]) == [0, 0, 1, 1, 1, 1]
     lacks = r"has no columns 'body' and 'label' \(its columns: 'review', 'stars'\)"
     with pytest.raises(UserError, match=rf"data file {re.escape(str(path))} {lacks}"):
-        TextFileDataModule(str(path), text_column="body", cache_dir=str(tmp_path / "c2")).load_splits()
+        TextFileDataModule(
+            str(path), text_column="body", tokenizer=SubwordTokenizer(), cache_dir=str(tmp_path / "c2")
+        ).load_splits()
 
 
 def test_fasta_labels_from_header_pattern_or_side_csv(tmp_path: Path) -> None:
     fasta = make_fasta(tmp_path / "p.fasta")
-    data = FastaDataModule(str(fasta), val_size=4, test_size=4, cache_dir=str(tmp_path / "a"))
+    data = FastaDataModule(
+        str(fasta), tokenizer=proteins(), val_size=4, test_size=4, cache_dir=str(tmp_path / "a")
+    )
     assert list(data.class_names) == ["cytoplasm", "nucleus"]
     assert sum(len(s) for s in data.splits.values()) == 30  # the copy of P001 is merged
     bracket = FastaDataModule(
-        str(fasta), label_pattern=r"\[([^\]]+)\]", val_size=4, test_size=4, cache_dir=str(tmp_path / "b")
-    )
+        str(fasta), tokenizer=proteins(), label_pattern=r"\[([^\]]+)\]", val_size=4, test_size=4,
+        cache_dir=str(tmp_path / "b"),
+    )  # fmt: skip
     assert list(bracket.class_names) == ["CYTOPLASM", "NUCLEUS"]
     side = tmp_path / "labels.csv"
     side.write_text(
@@ -155,12 +172,13 @@ def test_fasta_labels_from_header_pattern_or_side_csv(tmp_path: Path) -> None:
         + "P999,small\n"
     )
     by_csv = FastaDataModule(
-        str(fasta), labels_csv=str(side), val_size=4, test_size=4, cache_dir=str(tmp_path / "c")
-    )
+        str(fasta), tokenizer=proteins(), labels_csv=str(side), val_size=4, test_size=4,
+        cache_dir=str(tmp_path / "c"),
+    )  # fmt: skip
     assert list(by_csv.class_names) == ["big", "small"]
     with pytest.raises(ValueError, match="label_pattern"):
         FastaDataModule(
-            str(fasta), label_pattern=r"species=(\w+)", cache_dir=str(tmp_path / "d")
+            str(fasta), tokenizer=proteins(), label_pattern=r"species=(\w+)", cache_dir=str(tmp_path / "d")
         ).load_splits()
 
 
@@ -171,7 +189,9 @@ def test_hub_dataset_from_a_local_folder(tmp_path: Path) -> None:
         (folder / f"{split}.csv").write_text(
             "text,label\n" + "".join(f"{'yes' if i % 2 else 'no'} {i},{i % 2}\n" for i in range(n))
         )
-    data = HubTextDataModule(str(folder), val_size=4, vocab_size=60, cache_dir=str(tmp_path / "cache"))
+    data = HubTextDataModule(
+        str(folder), val_size=4, tokenizer=SubwordTokenizer(vocab_size=60), cache_dir=str(tmp_path / "cache")
+    )
     assert {k: len(v) for k, v in data.splits.items()} == {"train": 20, "validation": 4, "test": 6}
     assert data.num_outputs == 2
 

@@ -66,7 +66,9 @@ def fit_text_run(root: Path, name: str, backbone: dict, max_epochs: int) -> Path
                                "init_args": {"save_dir": str(root / "runs"), "name": name}}},
         "model": {"class_path": "tabrasa.tasks.Classifier", "init_args": {"backbone": backbone}},
         "data": {"class_path": "tabrasa.data.TextFileDataModule", "init_args": {
-            "train_path": str(data), "vocab_size": 60, "max_length": 32,
+            "train_path": str(data),
+            "tokenizer": {"class_path": "tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer",
+                          "init_args": {"vocab_size": 60, "max_length": 32}},
             "cache_dir": str(root / "cache"), "loader": {"batch_size": 8}}},
         "test_after_fit": False,
     }  # fmt: skip

@@ -46,7 +46,8 @@ def _text_run(root: Path) -> tuple[Path, Path]:
     config.write_text(
         "model:\n  class_path: tabrasa.tasks.Classifier\n  init_args:\n" + BACKBONE +
         f"data:\n  class_path: tabrasa.data.TextFileDataModule\n  init_args:\n    train_path: {csv}\n"
-        "    vocab_size: 100\n    max_length: 32\n"
+        "    tokenizer:\n      class_path: tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer\n"
+        "      init_args: {vocab_size: 100, max_length: 32}\n"
     )  # fmt: skip
     return config, _checkpoint(config, root)
 

@@ -24,7 +24,11 @@ from tabrasa.training.lightning_cli import build_cli
 
 BACKBONE = {"class_path": "tabrasa.backbone.Encoder",
             "init_args": {"config": {"dim": 32, "depth": 2, "heads": 4, "max_len": 32}}}  # fmt: skip
-IMDB = {"limit": 32, "max_length": 32, "vocab_size": 200, "loader": {"batch_size": 8, "num_workers": 0}}
+IMDB = {
+    "limit": 32, "loader": {"batch_size": 8, "num_workers": 0},
+    "tokenizer": {"class_path": "tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer",
+                  "init_args": {"max_length": 32, "vocab_size": 200}},
+}  # fmt: skip
 FASHION = {
     "limit": 32, "val_size": 8, "loader": {"batch_size": 8, "num_workers": 0},
     "tokenizer": {"class_path": "tabrasa.tokenizers.ImageTokenizer",

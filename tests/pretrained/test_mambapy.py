@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from tabrasa.backbone import Mamba
-from tabrasa.backbone.selective_scan import selective_scan
+from tabrasa.backbone.selective_scan import ScanInputs, selective_scan
 from tabrasa.pretrained.engine import CheckpointMismatchError, KeyMap, check_fit, map_keys, shapes_of
 from tabrasa.pretrained.mambapy import export_mambapy, from_mambapy, key_map, load_mambapy, translate
 from tests.pretrained.helpers import assert_match
@@ -79,7 +79,7 @@ def test_the_parallel_scan_matches_mambapys_sequential_scan() -> None:
     args = [t.double() for t in (u, delta, a, b, c, d)]
     expected = block.selective_scan_seq(*args)
     error = assert_match(
-        "parallel scan vs mambapy selective_scan_seq (float64)", selective_scan(*args), expected
+        "parallel scan vs mambapy selective_scan_seq (float64)", selective_scan(ScanInputs(*args)), expected
     )
     assert error < 1e-12
 

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = [
     "--config", "configs/text/imdb.yaml",
     "--data.limit", "64",
-    "--data.max_length", "32",
-    "--data.vocab_size", "300",
+    "--data.tokenizer.init_args.max_length", "32",
+    "--data.tokenizer.init_args.vocab_size", "300",
     "--data.loader.num_workers", "0",
     "--model.init_args.backbone.init_args.config.dim", "32",
     "--model.init_args.backbone.init_args.config.max_len", "32",

@@ -44,8 +44,12 @@ TINY_JOINT = {
             "tasks": {
                 "imdb": {
                     "class_path": "tabrasa.data.IMDBDataModule",
-                    "init_args": {"limit": 64, "max_length": 32, "vocab_size": 300,
-                                  "loader": {"batch_size": 16, "num_workers": 0}},
+                    "init_args": {
+                        "limit": 64,
+                        "tokenizer": {"class_path": "tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer",
+                                      "init_args": {"max_length": 32, "vocab_size": 300}},
+                        "loader": {"batch_size": 16, "num_workers": 0},
+                    },
                 },
                 "psortb": {
                     "class_path": "tabrasa.data.PSORTbDataModule",

@@ -70,7 +70,9 @@ def data_modules(files: dict[str, Path], cache: Path) -> dict[str, dict[str, Any
     common = {"cache_dir": str(cache), "loader": LOADER}
     return {
         "text": {"class_path": "tabrasa.data.TextFileDataModule", "init_args": {
-            "train_path": str(files["text"]), "vocab_size": 60, "max_length": 16, **common}},
+            "train_path": str(files["text"]), **common,
+            "tokenizer": {"class_path": "tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer",
+                          "init_args": {"vocab_size": 60, "max_length": 16}}}},
         "image": {"class_path": "tabrasa.data.ImageFolderDataModule", "init_args": {
             "root": str(files["images"]), **common,
             "tokenizer": {"class_path": "tabrasa.tokenizers.ImageTokenizer",

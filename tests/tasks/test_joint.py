@@ -13,8 +13,9 @@ import pytorch_lightning as pl
 import torch
 
 from tabrasa.backbone import Encoder, EncoderConfig, SequenceLSTM
-from tabrasa.data.datamodule import LoaderConfig, TabrasaDataModule
+from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.data.joint import JointDataModule
+from tabrasa.data.loader import LoaderConfig
 from tabrasa.errors import UserError
 from tabrasa.tasks import JointTask, OptimConfig
 from tabrasa.tasks.pooling import pool

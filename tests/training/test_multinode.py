@@ -44,8 +44,10 @@ TINY_CONFIG = {
         "class_path": "tabrasa.data.IMDBDataModule",
         "init_args": {
             "limit": 64,
-            "max_length": 32,
-            "vocab_size": 300,
+            "tokenizer": {
+                "class_path": "tabrasa.tokenizers.learned_vocabulary.SubwordTokenizer",
+                "init_args": {"max_length": 32, "vocab_size": 300},
+            },
             "loader": {"batch_size": 8, "num_workers": 0},
         },
     },

@@ -351,3 +351,46 @@ def test_full_checkpoints_refuse_the_safetensors_plugin() -> None:
         check_checkpoint_io(full, full=True)
     check_checkpoint_io(full, full=False)  # counter-test: sharded checkpoints never go through the plugin
     check_checkpoint_io(FSDP2Strategy(save_distributed_checkpoint=False), full=True)  # Lightning's torch IO
+
+
+def test_joint_and_pretraining_tasks_shard_their_blocks_and_keep_outputs(one_rank: object) -> None:
+    from torch.distributed.fsdp import FSDPModule
+    from torch.distributed.tensor import DTensor
+
+    from tabrasa.tasks.joint import JointTask
+    from tabrasa.tasks.pretraining.mlm import MaskedTokenModel
+    from tabrasa.tokenizers.esm import EsmProteinTokenizer
+
+    def encoder() -> Encoder:
+        return Encoder(EncoderConfig(dim=32, depth=2, heads=4, max_len=12, dropout=0.0))
+
+    proteins = EsmProteinTokenizer(max_length=12)
+    batch = proteins.collate([proteins(seq) for seq in ["MKVL", "ACDEFG", "MK"]])
+    joint = JointTask({"a": ProteinTokenizer(max_length=12), "b": proteins}, {"a": 2, "b": 3}, encoder())
+    mlm = MaskedTokenModel(proteins, encoder())
+    runs = {"joint": (joint, lambda m: m("b", batch)), "mlm": (mlm, lambda m: m.logits(batch))}
+    for name, (model, forward) in runs.items():
+        model.eval()
+        expected = forward(model)
+        model._device_mesh = one_rank
+        model.configure_model()
+        units = [m for m in model.backbone.modules() if isinstance(m, SHARD_UNITS)]
+        assert len(units) == 2 and all(isinstance(u, FSDPModule) for u in units), name
+        assert all(isinstance(p, DTensor) for p in model.parameters()), name
+        torch.testing.assert_close(forward(model), expected, msg=name)
+
+
+def test_counter_a_pretraining_export_under_fsdp2_is_refused_before_training(
+    one_rank: object, tmp_path: Path
+) -> None:
+    from tabrasa.tasks.pretraining.mlm import MaskedTokenModel
+    from tabrasa.tokenizers.esm import EsmProteinTokenizer
+
+    model = MaskedTokenModel(
+        EsmProteinTokenizer(max_length=12),
+        Encoder(EncoderConfig(dim=32, depth=2, heads=4, max_len=12, dropout=0.0)),
+        export_dir=str(tmp_path / "export"),
+    )
+    model._device_mesh = one_rank
+    with pytest.raises(UserError, match=r"export_dir=.*needs whole weights.*--trainer.strategy ddp"):
+        model.configure_model()

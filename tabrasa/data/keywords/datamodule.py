@@ -8,17 +8,17 @@ re-mixed every time they are read: a new time shift, noise window, SNR and gain 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import datasets
 import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from tabrasa.data.base_module import FittingData
 from tabrasa.data.cache import cache_root, settings_key
 from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.data.keywords.build import KeywordsSettings, from_int16, load_or_build
@@ -26,12 +26,9 @@ from tabrasa.data.keywords.noise import NOISE_KINDS, place
 from tabrasa.data.keywords.synthesis import DEBIAN_PACKAGES, require_engines
 from tabrasa.data.keywords.words import select_words
 from tabrasa.data.torch_dataset import EncodedDataset, arrow_columns
-from tabrasa.io import atomic_write
-from tabrasa.tokenizers.audio import AudioTokenizer
-from tabrasa.tokenizers.audio_features import mel_statistics
 from tabrasa.tokenizers.base import Batch, in_mode
 
-STATISTICS_CLIPS = 1024  # training mixes the per-bin log-mel mean and std are measured on
+STATISTICS_CLIPS = 1024  # training mixes a tokenizer that measures log-mel statistics is handed
 
 
 class KeywordsDataModule(TabrasaDataModule):
@@ -39,10 +36,18 @@ class KeywordsDataModule(TabrasaDataModule):
     flite_fraction are flite voices; val_fraction / test_fraction of the *voices* are held out.
     snr_db / gain_db: noise level over the word and overall gain, uniform ranges in dB. noise_kinds: any of
     white, pink, brown, babble. processes: speech-engine processes while generating.
-    n_mels / patch_size / freq_mask / time_mask: the AudioTokenizer's log-mel bins, frame (None) or
-    (time, mel) patch tokens, and SpecAugment's largest masks (training only). permute_elements_seed: the
-    tokenizer's fixed permutation of spectrogram cells (the permutation test; None: none).
-    limit: only the first `limit` clips of each split are generated."""
+    tokenizer: required; the clips are 1 s at 16 kHz (its input_sample_rate; 101 centred 10 ms frames).
+    A MeasuredAudioTokenizer's per-mel-bin statistics are measured on seeded training mixes (cached with
+    the data). limit: only the first `limit` clips of each split are generated."""
+
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.learned_statistics.MeasuredAudioTokenizer, "
+        "init_args: {input_sample_rate: 16000, max_frames: 101, truncation: error}}"
+    )
+    # An older tabrasa's data settings, the tokenizer's now.
+    moved_to_tokenizer: ClassVar[Mapping[str, str]] = {
+        name: name for name in ("n_mels", "patch_size", "freq_mask", "time_mask", "permute_elements_seed")
+    }
 
     def __init__(
         self,
@@ -54,12 +59,7 @@ class KeywordsDataModule(TabrasaDataModule):
         snr_db: tuple[float, float] = (5.0, 20.0),
         gain_db: tuple[float, float] = (-12.0, 6.0),
         noise_kinds: list[str] | None = None,
-        n_mels: int = 64,
-        patch_size: list[int] | None = None,
-        freq_mask: int = 8,
-        time_mask: int = 20,
         processes: int = 2,
-        permute_elements_seed: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -75,12 +75,7 @@ class KeywordsDataModule(TabrasaDataModule):
             noise_kinds=tuple(noise_kinds or NOISE_KINDS),
             limit=self.limit,  # generation is the expensive step: only limit clips per split are spoken
         )
-        self.n_mels = n_mels
-        self.patch_size = patch_size
-        self.freq_mask = freq_mask
-        self.time_mask = time_mask
         self.processes = processes
-        self.permute_elements_seed = permute_elements_seed
         self._clips: datasets.DatasetDict | None = None
         self._train_noise: np.ndarray | None = None
 
@@ -139,44 +134,13 @@ class KeywordsDataModule(TabrasaDataModule):
         waves = [torch.from_numpy(self.audio(record, train)) for record in records]
         return waves, [int(record["label"]) for record in records]
 
-    def default_tokenizer(self) -> AudioTokenizer:
-        mean, std = self.mel_statistics()
-        return self._make_tokenizer(mean, std, self.permute_elements_seed)
+    def fitting_data(self, learned: dict[str, Any]) -> FittingData:
+        """STATISTICS_CLIPS seeded training mixes (one fixed noise draw each) and a cache file beside the
+        clips, keyed by the tokenizer's settings and the number of clips."""
 
-    def _make_tokenizer(
-        self, mean: float | list[float], std: float | list[float], permute_elements_seed: int | None = None
-    ) -> AudioTokenizer:
-        rate = self.settings.sample_rate
-        frames = 1 + self.settings.samples // round(rate * 0.010)  # centred 10 ms hops: 101 for 1 s
-        return AudioTokenizer(
-            sample_rate=rate,
-            input_sample_rate=rate,
-            n_mels=self.n_mels,
-            mean=mean,
-            std=std,
-            patch_size=self.patch_size,
-            max_frames=frames,
-            truncation="error",
-            freq_mask=self.freq_mask,
-            time_mask=self.time_mask,
-            permute_elements_seed=permute_elements_seed,  # never for the statistics: they are per mel bin
-        )
+        def mixes() -> Iterator[torch.Tensor]:
+            train = self.load_splits()["train"]
+            for i in range(min(STATISTICS_CLIPS, len(train))):
+                yield torch.from_numpy(self.audio(train[i], True, np.random.default_rng([self.seed, 7, i])))
 
-    def mel_statistics(self) -> tuple[list[float], list[float]]:
-        """Per-mel-bin mean and std of the log-mel over seeded training mixes, cached with the data."""
-        path = self.path / f"mel-{settings_key({'n_mels': self.n_mels, 'clips': STATISTICS_CLIPS})}.json"
-        if path.exists():
-            stats = json.loads(path.read_text())
-            return stats["mean"], stats["std"]
-        raw = self._make_tokenizer(0.0, 1.0)
-        train = self.load_splits()["train"]
-        count = min(STATISTICS_CLIPS, len(train))
-        features = [
-            raw.encode(torch.from_numpy(self.audio(train[i], True, np.random.default_rng([self.seed, 7, i]))),
-                       self.settings.sample_rate)["features"]
-            for i in range(count)
-        ]  # fmt: skip
-        mean, std = mel_statistics(features)
-        stats = json.dumps({"mean": mean, "std": std, "clips": count})
-        atomic_write(path, lambda tmp: tmp.write_text(stats))
-        return mean, std
+        return mixes, self.path / f"mel-{settings_key({**learned, 'clips': STATISTICS_CLIPS})}.json"

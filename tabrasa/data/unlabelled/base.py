@@ -16,10 +16,9 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from tabrasa.data.base_module import BaseDataModule
-from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.torch_dataset import EncodedDataset, already_batched
 from tabrasa.errors import UserError
-from tabrasa.tokenizers.base import Batch, Tokenizer, in_mode
+from tabrasa.tokenizers.base import Batch, in_mode
 from tabrasa.training.resumable_data import ResumableLoader
 
 
@@ -56,20 +55,14 @@ class TensorInputs:
 
 
 class UnlabelledDataModule(BaseDataModule):
-    """tokenizer: raw example → tensors (None: the source's default). loader: as for labelled data.
-    limit: at most this many training inputs (and validation inputs), taken before anything expensive
-    where the source allows. val_size: inputs held out (seeded) to report the pretraining loss on."""
+    """tokenizer: raw example → tensors (class_path in YAML); required, a data module never picks one.
+    loader: as for labelled data. limit: at most this many training inputs (and validation inputs), taken
+    before anything expensive where the source allows. val_size: inputs held out (seeded) to report the
+    pretraining loss on. seed, cache_dir: as for labelled data."""
 
-    def __init__(
-        self,
-        tokenizer: Tokenizer | None = None,
-        loader: LoaderConfig = LoaderConfig(),  # noqa: B008  (frozen: one shared default is safe)
-        limit: int | None = None,
-        val_size: int = 1000,
-        seed: int = 0,
-        cache_dir: str | None = None,
-    ) -> None:
-        super().__init__(tokenizer, loader, limit, seed, cache_dir)
+    def __init__(self, val_size: int = 1000, **kwargs: Any) -> None:
+        # tokenizer, loader, limit, seed and cache_dir are BaseDataModule's, shared with labelled modules.
+        super().__init__(**kwargs)
         if val_size < 1:
             raise UserError(f"val_size={val_size} must be >= 1")
         self.val_size = val_size

@@ -3,19 +3,18 @@ would let the fine-tuned model score on memory (the same reason labelled splits 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from tabrasa.data.datamodule import TabrasaDataModule
+import datasets
 
 HELD_OUT = ("validation", "test")
 
 
-def held_out_values(modules: Iterable[TabrasaDataModule], column: str) -> set[str]:
-    """`column` of every validation and test row of `modules` (e.g. `text`, `sequence`)."""
+def held_out_values(splits: Iterable[Mapping[str, datasets.Dataset]], column: str) -> set[str]:
+    """`column` of every validation and test row of each task's `splits` (e.g. `text`, `sequence`)."""
     values: set[str] = set()
-    for module in modules:
-        splits = module.load_splits()
+    for task in splits:
         for split in HELD_OUT:
-            if split in splits:
-                values.update(splits[split][column])
+            if split in task:
+                values.update(task[split][column])
     return values

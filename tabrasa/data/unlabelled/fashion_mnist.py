@@ -11,7 +11,6 @@ import torch
 
 from tabrasa.data.fashion_mnist import FILES, fashion_mnist_dir, read_idx
 from tabrasa.data.unlabelled.base import TensorInputs, UnlabelledDataModule
-from tabrasa.tokenizers.image import ImageTokenizer
 
 
 def image_hashes(images: np.ndarray) -> list[bytes]:
@@ -21,12 +20,14 @@ def image_hashes(images: np.ndarray) -> list[bytes]:
 class UnlabelledFashionMNIST(UnlabelledDataModule):
     """download: as FashionMNISTDataModule (torchvision's downloader where the Debian files are absent)."""
 
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.ImageTokenizer, "
+        "init_args: {patch_size: 7, channels: 1, image_size: 28, mean: 0.286, std: 0.353}}"
+    )
+
     def __init__(self, download: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.download = download
-
-    def default_tokenizer(self) -> ImageTokenizer:
-        return ImageTokenizer(patch_size=7, channels=1, image_size=28, mean=0.286, std=0.353)
 
     def load_inputs(self) -> TensorInputs:
         source = fashion_mnist_dir(self.cache_dir, self.download)

@@ -5,7 +5,7 @@ of the source apply: pretraining at 10% labelled data sees the same 10% of input
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torch.utils.data import DataLoader, Dataset
@@ -14,6 +14,7 @@ from tabrasa.data.datamodule import TabrasaDataModule
 from tabrasa.data.loader import LoaderConfig
 from tabrasa.data.torch_dataset import already_batched
 from tabrasa.tokenizers.base import Batch, Tokenizer
+from tabrasa.training.rebuild import check_retired_settings
 from tabrasa.training.resumable_data import ResumableLoader
 
 
@@ -44,9 +45,14 @@ class InputsOf(TabrasaDataModule):
         source: TabrasaDataModule,
         loader: LoaderConfig = LoaderConfig(),  # noqa: B008
     ) -> None:
-        super().__init__(tokenizer=None, loader=loader)
+        # The source's own tokenizer, fitted (where it learns from data) on the source's training split.
+        super().__init__(tokenizer=source._tokenizer, loader=loader)
         self.source = source
         self.limit = source.limit  # what this view serves is limited by its source
+
+    @classmethod
+    def retired_settings(cls, init_args: Mapping[str, Any], where: str) -> None:
+        check_retired_settings(init_args.get("source"), f"{where} (source)")
 
     num_outputs = 0  # type: ignore[assignment]
     has_test_split = False  # the source's test split stays unseen for its downstream evaluation

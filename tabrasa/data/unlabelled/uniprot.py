@@ -21,7 +21,6 @@ from tabrasa.data.uniprot_localisation import metastudent_cco
 from tabrasa.data.unlabelled.base import ListInputs, UnlabelledDataModule
 from tabrasa.data.unlabelled.exclusion import held_out_values
 from tabrasa.io import atomic_write
-from tabrasa.tokenizers.esm import EsmProteinTokenizer
 from tabrasa.tokenizers.protein import clean_sequence
 
 ONTOLOGIES = ("CCO", "MFO", "BPO")
@@ -60,15 +59,17 @@ class UnlabelledUniProt(UnlabelledDataModule):
     whose validation and test proteins are left out. Long proteins are cut by the tokenizer's truncation,
     as in the labelled sets."""
 
+    tokenizer_hint = (
+        "{class_path: tabrasa.tokenizers.esm.EsmProteinTokenizer, "
+        "init_args: {max_length: 256, truncation: head_tail, unknown: x}}"
+    )
+
     def __init__(
         self, root: str | None = None, exclude: list[TabrasaDataModule] | None = None, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.root = root
         self.exclude = exclude or []
-
-    def default_tokenizer(self) -> EsmProteinTokenizer:
-        return EsmProteinTokenizer(max_length=256, truncation="head_tail", unknown="x")
 
     @property
     def cache_path(self) -> Path:
@@ -84,7 +85,8 @@ class UnlabelledUniProt(UnlabelledDataModule):
             pool = None if self.limit is None else 2 * self.limit
             sequences = uniprot_sequences(self.root, pool)
             banned = psortb_sequences(self.cache_dir) | {
-                clean_sequence(s) for s in held_out_values(self.exclude, "sequence")
+                clean_sequence(s)
+                for s in held_out_values((m.load_splits() for m in self.exclude), "sequence")
             }
             kept = [s for s in sequences if s not in banned]
             rank_zero_info(

@@ -12,10 +12,13 @@ import pytorch_lightning as pl
 import torch
 from torch import nn
 
+from tabrasa.errors import UserError
 from tabrasa.tasks.pretraining.backbone_export import save_backbone
 from tabrasa.tasks.pretraining.stats import MaskedStats
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
+from tabrasa.tasks.stage_hooks import StageEpochEnds, StageSteps
 from tabrasa.tokenizers.base import Batch, Tokenizer, Tokens
+from tabrasa.training.sharding import FSDP2_NAME, shard_blocks
 
 STAGES = ("train", "val", "test")
 
@@ -36,7 +39,7 @@ def mean_over(loss_sum: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
     return loss_sum / count.clamp(min=1)
 
 
-class PretrainingTask(pl.LightningModule):
+class PretrainingTask(StageSteps, StageEpochEnds, pl.LightningModule):
     """tokenizer: linked from the data module. backbone: the shared encoder (class_path in YAML).
     num_outputs: linked from the data module by the CLI and ignored (a pretraining head's width comes from
     the tokenizer). export_dir: where `fit` writes the backbone and embedder as a `tabrasa` checkpoint
@@ -82,35 +85,28 @@ class PretrainingTask(pl.LightningModule):
     def step(self, batch: Batch) -> StepOutput:
         """Hide, predict and score one batch."""
 
-    def _run(self, batch: Batch, stage: str) -> torch.Tensor:
+    def stage_step(self, batch: Batch, stage: str) -> torch.Tensor:
         out = self.step(batch)
         size = next(iter(batch.values())).shape[0]
         self.log(f"{stage}/loss", out.loss, prog_bar=True, batch_size=size, sync_dist=stage != "train")
         self.stats[f"{stage}_stats"].update(out.loss_sum, out.correct, out.count)
         return out.loss
 
-    def _log_epoch(self, stage: str) -> None:
+    def end_epoch(self, stage: str) -> None:
         values = self.stats[f"{stage}_stats"].compute()
         self.log_dict({f"{stage}/{k}": values[k] for k in self.logged}, prog_bar=stage != "train")
         self.stats[f"{stage}_stats"].reset()
 
-    def training_step(self, batch: Batch, batch_idx: int) -> torch.Tensor:
-        return self._run(batch, "train")
-
-    def validation_step(self, batch: Batch, batch_idx: int) -> None:
-        self._run(batch, "val")
-
-    def test_step(self, batch: Batch, batch_idx: int) -> None:
-        self._run(batch, "test")
-
-    def on_train_epoch_end(self) -> None:
-        self._log_epoch("train")
-
-    def on_validation_epoch_end(self) -> None:
-        self._log_epoch("val")
-
-    def on_test_epoch_end(self) -> None:
-        self._log_epoch("test")
+    def configure_model(self) -> None:
+        """Under FSDP2 (tabrasa.training.sharding) shard each block, then the rest; a no-op otherwise."""
+        if self.device_mesh is not None and self.export_dir is not None:
+            raise UserError(
+                f"export_dir={self.export_dir}: the backbone export needs whole weights, but "
+                f"--trainer.strategy {FSDP2_NAME} keeps each rank's shard; train with "
+                "--trainer.strategy ddp, or drop export_dir and consolidate the sharded checkpoint "
+                "afterwards (tabrasa.training.sharded_checkpoint.consolidate_checkpoint, docs/scaling-out.md)"
+            )
+        shard_blocks(self, forward_methods=[name for name in ("step", "logits") if hasattr(self, name)])
 
     def on_fit_end(self) -> None:
         if self.export_dir is not None and self.trainer.is_global_zero:
