@@ -142,6 +142,9 @@ def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: P
         if result.closes_at is not None:
             reading += f", at about {result.closes_at:,.0f} examples"
             reading += f" [{result.closes_low:,.0f}, {result.closes_high:,.0f}]"
+        if result.missing:
+            left_out = ", ".join(f"{f:g}" for f in result.missing)
+            reading += f" (from the fractions both have run at; no baseline yet at {left_out})"
         lines += ["", reading]
     mine = [r for r in rows if r["modality"] == plan.name]
     open_runs = sum(1 for r in mine if not r.get("converged"))

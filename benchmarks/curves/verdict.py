@@ -97,6 +97,7 @@ class Verdict:
     closes_low: float | None
     closes_high: float | None
     reading: str  # "closes", "does not close", "already closed" or "undetermined"
+    missing: tuple[float, ...] = ()  # the transformer's fractions no baseline has run at yet (left out)
 
 
 def best_baseline(table: dict[tuple[str, float], Point], fraction: float, baselines: Sequence[str]) -> str:
@@ -112,6 +113,8 @@ def verdict(
 ) -> Verdict:
     rng = np.random.default_rng(seed)
     fractions = sorted(f for (arm, f) in table if arm == transformer)
+    missing = tuple(f for f in fractions if not any((b, f) in table for b in baselines))
+    fractions = [f for f in fractions if f not in missing]  # a partial sweep: the fractions both have
     gaps, draws, logs = [], [], []
     for fraction in fractions:
         baseline = best_baseline(table, fraction, baselines)
@@ -142,5 +145,13 @@ def verdict(
     else:
         reading = "undetermined"  # the slope's interval holds zero: the data cannot say
     return Verdict(
-        tuple(gaps), float(slope), float(s_low), float(s_high), closes, closes_low, closes_high, reading
+        tuple(gaps),
+        float(slope),
+        float(s_low),
+        float(s_high),
+        closes,
+        closes_low,
+        closes_high,
+        reading,
+        missing,
     )

@@ -244,3 +244,12 @@ def test_the_self_pretrained_arm_fine_tunes_its_export_at_its_own_fractions() ->
     assert '{"family": "tabrasa", "path": "results/x/export"}' in args
     with pytest.raises(ValueError, match="needs its pretraining export"):
         run_args(ROOT, arm, key, plan.protocol, plan.permutation_flag)
+
+
+def test_a_partial_sweep_reads_the_gap_from_the_fractions_both_arms_have() -> None:
+    table = table_for({300: -0.05, 1000: -0.04, 3000: -0.03, 10_000: -0.02})
+    del table[("cnn", 0.1)]  # the baseline has not run there yet
+    result = verdict(table, "transformer", ["cnn"])
+    assert result.missing == (0.1,) and [g.n_train for g in result.gaps] == [300, 3000, 10_000]
+    with pytest.raises(LookupError, match="two fractions"):  # counter: one shared fraction gives no slope
+        verdict({k: v for k, v in table.items() if k[1] in (0.03, 0.1)}, "transformer", ["cnn"])
