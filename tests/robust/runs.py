@@ -46,9 +46,25 @@ def _command(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "tabrasa.cli", *args]
 
 
+# Variables a launcher sets: inherited, they would point a run at another job's rendezvous.
+LAUNCH_VARIABLES = (
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "NODE_RANK",
+    "LOCAL_RANK",
+    "RANK",
+    "WORLD_SIZE",
+    "GROUP_RANK",
+)
+
+
 def _env() -> dict[str, str]:
     # The session's cache (tests/conftest.py cache_dir) so the vocabulary and token ids are built once.
-    return {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARIABLES and not k.startswith("SLURM_")}
+    # One thread a process: two DDP ranks beside the other pytest worker would otherwise oversubscribe the
+    # cores, and gloo's collectives slow down by orders of magnitude. Gloo binds to the loopback device, not
+    # to whatever address the machine's hostname resolves to (on some CI hosts one that is not reachable).
+    return {**env, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo"}
 
 
 def run_cli(args: list[str], timeout: float = 300) -> str:

@@ -17,7 +17,7 @@ from lightning_fabric.plugins.environments import LightningEnvironment, SLURMEnv
 
 from tabrasa.training import load_checkpoint
 from tabrasa.training.lightning_cli import build_cli
-from tests.robust.runs import ROOT
+from tests.robust.runs import LAUNCH_VARIABLES, ROOT
 
 # IMDB, 64 examples, 32 tokens, a 32-wide 2-layer backbone; 2 ranks × batch 8: 4 steps an epoch, 8 in all.
 TINY_CONFIG = {
@@ -53,16 +53,6 @@ TINY_CONFIG = {
     },
 }
 TIMEOUT = 300
-# Variables a launcher sets that would make Lightning take the run for another cluster's.
-LAUNCH_VARIABLES = (
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "NODE_RANK",
-    "LOCAL_RANK",
-    "RANK",
-    "WORLD_SIZE",
-    "GROUP_RANK",
-)
 
 
 def write_config(folder: Path) -> Path:
