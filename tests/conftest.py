@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from lightning_utilities.core.rank_zero import rank_zero_only
 
 from tests.availability import pytest_runtest_makereport  # noqa: F401  (the hook behind TABRASA_REQUIRE_ALL)
 
@@ -24,14 +25,25 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # Under pytest-xdist (`-n 2`, the README's test command) every worker is its own process; torch's default of
 # one thread per core would put workers × cores threads on the cores and slow every one of them.
+# The cores this process may use, not the machine's: a container can see many more than it is given.
+_CORES = len(os.sched_getaffinity(0))
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // _WORKERS))
+    torch.set_num_threads(max(1, _CORES // _WORKERS))
 
 
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _rank_zero_stays_zero() -> Iterator[None]:
+    """A Trainer built in-process under a cluster's variables sets Lightning's process-wide rank (SLURM task 3
+    makes it 3), after which every later Trainer in the worker skips its rank-zero work, logging included."""
+    rank = rank_zero_only.rank
+    yield
+    rank_zero_only.rank = rank
 
 
 @pytest.fixture(scope="session")

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests.robust.runs import child_env
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gpu_evidence.sh"
 
 
 def run(out: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "OUT_DIR": str(out), **env}
+    # child_env: the script's DDP and FSDP2 parts run on gloo, bound to loopback like every test's runs.
+    environment = child_env(OUT_DIR=str(out), **env)
     return subprocess.run(["bash", str(SCRIPT), *args], env=environment, capture_output=True, text=True)
 
 

@@ -58,18 +58,20 @@ LAUNCH_VARIABLES = (
 )
 
 
-def _env() -> dict[str, str]:
+def child_env(**variables: str) -> dict[str, str]:
+    """The environment every test subprocess that trains gets (`variables` on top of it)."""
     # The session's cache (tests/conftest.py cache_dir) so the vocabulary and token ids are built once.
     env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARIABLES and not k.startswith("SLURM_")}
     # One thread a process: two DDP ranks beside the other pytest worker would otherwise oversubscribe the
     # cores, and gloo's collectives slow down by orders of magnitude. Gloo binds to the loopback device, not
     # to whatever address the machine's hostname resolves to (on some CI hosts one that is not reachable).
-    return {**env, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo"}
+    # The same thread count in every run also keeps runs that a test compares bit for bit on the same kernels.
+    return {**env, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo", **variables}
 
 
 def run_cli(args: list[str], timeout: float = 300) -> str:
     out = subprocess.run(
-        _command(args), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout
+        _command(args), cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=timeout
     )
     assert out.returncode == 0, f"tabrasa {' '.join(args[:1])} failed:\n{out.stderr[-4000:]}"
     return out.stdout + out.stderr
@@ -77,7 +79,9 @@ def run_cli(args: list[str], timeout: float = 300) -> str:
 
 def start_cli(args: list[str], log: Path) -> subprocess.Popen[bytes]:
     handle = open(log, "wb")  # noqa: SIM115 (closed by the child's exit; the test reads it after)
-    return subprocess.Popen(_command(args), cwd=ROOT, env=_env(), stdout=handle, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        _command(args), cwd=ROOT, env=child_env(), stdout=handle, stderr=subprocess.STDOUT
+    )
 
 
 def wait_for(marker: Path, process: subprocess.Popen[bytes], log: Path, timeout: float = 240) -> None:

@@ -4,7 +4,6 @@ MASTER_PORT, NODE_RANK; torchrun); and Lightning finds the ranks SLURM sets, for
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from lightning_fabric.plugins.environments import LightningEnvironment, SLURMEnv
 
 from tabrasa.training import load_checkpoint
 from tabrasa.training.lightning_cli import build_cli
-from tests.robust.runs import LAUNCH_VARIABLES, ROOT
+from tests.robust.runs import LAUNCH_VARIABLES, ROOT, child_env
 
 # IMDB, 64 examples, 32 tokens, a 32-wide 2-layer backbone; 2 ranks × batch 8: 4 steps an epoch, 8 in all.
 TINY_CONFIG = {
@@ -85,11 +84,6 @@ def fit(config: Path, *extra: str) -> list[str]:
     ]
 
 
-def clean_env(**variables: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARIABLES and not k.startswith("SLURM_")}
-    return {**env, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", **variables}
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -126,7 +120,7 @@ def one_node(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
     """One node, two processes (Lightning starts the second). It also fills the data cache, so the nodes
     below, which each prepare data as their node's local rank 0, find it built."""
     folder = tmp_path_factory.mktemp("one_node")
-    run_nodes([fit(write_config(folder), "--trainer.devices", "2")], [clean_env()], folder / "logs")
+    run_nodes([fit(write_config(folder), "--trainer.devices", "2")], [child_env()], folder / "logs")
     return weights(folder)
 
 
@@ -142,7 +136,7 @@ def test_two_nodes_train_like_one_node_with_two_processes(
         # What Lightning's LightningEnvironment reads on each machine; it starts `devices` processes per node.
         commands = [fit(config, *args)] * 2
         envs = [
-            clean_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, NODE_RANK=str(rank), WORLD_SIZE="2")
+            child_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, NODE_RANK=str(rank), WORLD_SIZE="2")
             for rank in (0, 1)
         ]
     else:
@@ -154,7 +148,7 @@ def test_two_nodes_train_like_one_node_with_two_processes(
              "-m", "tabrasa.cli", *fit(config, *args)[3:]]
             for rank in (0, 1)
         ]  # fmt: skip
-        envs = [clean_env(), clean_env()]
+        envs = [child_env(), child_env()]
     run_nodes(commands, envs, tmp_path / "logs")
     two_nodes = weights(tmp_path)
     assert two_nodes.keys() == one_node.keys()

@@ -54,7 +54,16 @@ from tabrasa.training.sharding import (
     reads_checkpoints_itself,
     shard_blocks,
 )
-from tests.robust.runs import ROOT, callback_arg, metrics, run_cli, tiny_fit, version_dir, wait_for
+from tests.robust.runs import (
+    ROOT,
+    callback_arg,
+    child_env,
+    metrics,
+    run_cli,
+    tiny_fit,
+    version_dir,
+    wait_for,
+)
 from tests.robust.test_ddp import initial_weights
 
 # 64 examples, batches of 8 per rank on 2 ranks: 4 steps an epoch, 12 in all; last.ckpt every 3 steps.
@@ -274,7 +283,7 @@ def start_group(args: list[str], log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "tabrasa.cli", *args],
         cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=child_env(),
         stdout=handle,
         stderr=subprocess.STDOUT,
         start_new_session=True,
