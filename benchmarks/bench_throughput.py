@@ -82,7 +82,7 @@ def train_cell(model: nn.Module, x: torch.Tensor, precision: Precision) -> Calla
 
     def step() -> None:
         model.train()
-        with autocast(precision):
+        with autocast(precision, x.device):
             out = model(x)
         out.float().square().mean().backward()
         optimizer.step()
@@ -94,7 +94,7 @@ def train_cell(model: nn.Module, x: torch.Tensor, precision: Precision) -> Calla
 def infer_cell(model: nn.Module, x: torch.Tensor, precision: Precision) -> Callable[[], None]:
     def forward() -> None:
         model.eval()
-        with torch.inference_mode(), autocast(precision):
+        with torch.inference_mode(), autocast(precision, x.device):
             model(x)
 
     return forward

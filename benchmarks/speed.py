@@ -26,8 +26,11 @@ def bf16_supported(device: str | torch.device = "cpu") -> bool:
 
 
 @contextlib.contextmanager
-def autocast(precision: Precision, device: str | torch.device = "cpu") -> Iterator[None]:
-    """Run the enclosed forward pass in `precision`: "fp32" (no change) or "bf16" (mixed precision).
+def autocast(precision: Precision, device: str | torch.device) -> Iterator[None]:
+    """Run the enclosed forward pass on `device` in `precision`: "fp32" (no change) or "bf16" (mixed).
+
+    `device` has no default: autocast is per device type, and CPU autocast leaves CUDA matmuls in fp32, so
+    a default of "cpu" would time "bf16" on a GPU as fp32.
 
     bf16 autocast runs matmuls and attention in bfloat16 and keeps reductions, norms and the weights (the
     optimizer's copy) in fp32, as Lightning's precision="bf16-mixed" does. bf16 has fp32's exponent range,

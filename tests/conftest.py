@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lightning_utilities.core.rank_zero import rank_zero_only
+from pytorch_lightning.utilities.rank_zero import rank_zero_only
 
 from tests.availability import pytest_runtest_makereport  # noqa: F401  (the hook behind TABRASA_REQUIRE_ALL)
 

@@ -113,7 +113,7 @@ def accuracy(
     correct = total = 0
     for batch in batches:
         batch = batch.to(device)
-        with autocast(precision):
+        with autocast(precision, device):
             logits = model(batch)
         correct += int((logits.argmax(dim=-1) == batch.label).sum())
         total += batch.label.numel()
@@ -140,7 +140,7 @@ def train_batches(
     for step, batch in enumerate(itertools.islice(batches, config.steps), start=1):
         start = time.perf_counter()
         batch = batch.to(device)
-        with autocast(config.precision):
+        with autocast(config.precision, device):
             logits = model(batch)
         loss = F.cross_entropy(logits.float(), batch.label)
         if not torch.isfinite(loss):

@@ -31,11 +31,11 @@ def test_int8_quantizes_every_linear_of_a_copy_and_stays_close() -> None:
 def test_bf16_autocast_runs_matmuls_in_bf16_and_fp32_changes_nothing() -> None:
     layer = nn.Linear(8, 8)
     x = torch.randn(2, 8)
-    with autocast("bf16"):
+    with autocast("bf16", "cpu"):
         assert layer(x).dtype == torch.bfloat16
-    with autocast("fp32"):
+    with autocast("fp32", "cpu"):
         assert layer(x).dtype == torch.float32
-    with pytest.raises(ValueError, match="choose fp32 or bf16"), autocast("fp16"):  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="choose fp32 or bf16"), autocast("fp16", "cpu"):  # type: ignore[arg-type]
         pass
 
 
