@@ -99,6 +99,24 @@ def _majority(results: Path, stem: str) -> str:
     return f"{entry['majority_share']:.1%}" if entry else "–"
 
 
+PROTEIN_DATA = ("PSORTbDataModule", "UniProtLocalisationDataModule")
+
+
+def _split(card: dict[str, Any]) -> str:
+    """How a protein card's split was made, beside its accuracy: a random and a homology split give
+    different numbers (benchmarks/bench_split_optimism.py). Cards from before homology splits record none;
+    those splits were random."""
+    data = card.get("data", {})
+    if data.get("class") not in PROTEIN_DATA:
+        return ""
+    record = data.get("split")
+    if not isinstance(record, dict):
+        return ", random split"
+    if record.get("method") == "homology":
+        return f", homology split at {record.get('identity', 0.3):.0%} identity"
+    return f", {record.get('method', 'random')} split"
+
+
 def preset_rows(results: Path, presets: tuple[Preset, ...], majority: bool) -> list[str]:
     rows = []
     for preset in presets:
@@ -108,7 +126,7 @@ def preset_rows(results: Path, presets: tuple[Preset, ...], majority: bool) -> l
             cells = ["–", "–"]
         else:
             test = found["test"]
-            cells = [f"{test['test/acc']:.1%} (F1 {test['test/f1']:.3f})", _wall(found)]
+            cells = [f"{test['test/acc']:.1%} (F1 {test['test/f1']:.3f})" + _split(found), _wall(found)]
         shown = [preset.label, f"`{preset.config}`", cells[0]]
         shown += [_majority(results, preset.stem)] if majority else []
         rows.append("| " + " | ".join([*shown, cells[1], source]) + " |")
