@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
 from torch import nn
 
 from tabrasa.backbone import Encoder, EncoderConfig, SequenceLSTM
@@ -53,3 +54,21 @@ def matched_lstm(encoder: Encoder, max_layers: int = 16) -> SequenceLSTM:
     norm = 2 * dim  # the LayerNorm after the residual
     layers = min(max(round((target - norm) / per_layer), 1), max_layers)
     return SequenceLSTM(dim, layers, dropout=0.0)
+
+
+def set_forget_bias(lstm: SequenceLSTM, value: float) -> SequenceLSTM:
+    """Start every forget gate of `lstm` at bias `value` (both directions, every layer), in place.
+
+    PyTorch draws LSTM biases around 0, so each forget gate starts near σ(0) = 0.5 and a stored value
+    halves at every step: across 32 noise tokens its gradient is ~2^-32, and the LSTM of the long-range
+    claim stayed at chance even at N=64. A positive forget bias is the standard remedy (Gers et al. 2000;
+    Jozefowicz et al. 2015 recommend 1; Tallec & Ollivier 2018 derive larger values for longer ranges);
+    σ(3) = 0.95 keeps a value for ~20 steps at the start, which training can lengthen. Only the values
+    change, not the parameter count. nn.LSTM keeps two biases per gate (input and hidden), gates ordered
+    (input, forget, cell, output): the input bias carries `value`, the hidden one 0."""
+    with torch.no_grad():
+        for name, bias in lstm.lstm.named_parameters():
+            if name.startswith("bias_"):
+                units = bias.shape[0] // 4
+                bias[units : 2 * units] = value if name.startswith("bias_ih") else 0.0
+    return lstm

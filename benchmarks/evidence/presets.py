@@ -30,14 +30,14 @@ _TINY_RECALL_2 = RecallTask(pairs=3, keys=8, values=4, queries=2)
 
 
 def _smoke() -> dict[str, Any]:
-    fit = TrainConfig(steps=4, batch=8, eval_every=2, eval_batches=1)
+    fit = TrainConfig(steps=4, batch=8, eval_every=2, eval_batches=1, test_examples=64)
     rates = _TWO_RATES
     return {
         "long_range": long_range.Settings(
             task=FirstTokensTask(length=64, signal=4),
+            curriculum=((8, 2), (16, 2)),
             shape=_TINY_SINUSOIDAL,
             train=fit,
-            lstm_train=TrainConfig(steps=6, batch=8, eval_batches=1),
             rates=rates,
         ),
         "rnn_speed": rnn_speed.Settings(lengths=(16, 32), shape=_TINY_SINUSOIDAL, batch=4, repeats=6),
@@ -85,8 +85,8 @@ def _full() -> dict[str, Any]:
         "long_range": long_range.Settings(
             task=FirstTokensTask(length=1024, signal=32),
             shape=Shape(dim=128, depth=2, heads=4, positions="sinusoidal"),
-            train=TrainConfig(steps=2000, batch=32),
-            lstm_train=TrainConfig(steps=8000, batch=32),
+            curriculum=((64, 2000), (256, 2000)),
+            train=TrainConfig(steps=4000, batch=32),
         ),
         "rnn_speed": rnn_speed.Settings(lengths=(256, 1024, 4096), shape=sinusoidal, batch=32, repeats=20),
         "heads": heads.Settings(tasks=two_queries, shape=shape, train=TrainConfig(steps=4000, batch=128)),

@@ -1,15 +1,18 @@
 """Verdicts and the claims table: every figure compared with the article's, by one stated rule.
 
 The article states a range [low, high] (a single figure is the range [x, x]) for a quantity whose "no
-effect" value is `null` (0 for differences, 1 for ratios). The measured figure is a 95% interval: of the
-mean over seeds (Student t with n − 1 degrees of freedom, `intervals.mean_interval`), of a median of
-interleaved timing rounds (`claims.paired_timing`), or the point itself for one seed or a deterministic
-measurement (the row says which). `judge` applies, in this order:
-- supported: the interval overlaps the article's range;
+effect" value is `null` (0 for differences, 1 for ratios). The measured figure is a 95% interval: for
+accuracies and their differences, a paired hierarchical bootstrap over seeds and test examples
+(`intervals.hierarchical_bootstrap`); of the mean over seeds for other quantities (Student t with n − 1
+degrees of freedom, `intervals.mean_interval`); of a median of interleaved timing rounds
+(`claims.paired_timing`); or the point itself for one seed or a deterministic measurement (the row says
+which). `judge` applies, in this order:
+- supported: the interval overlaps the article's range and excludes no effect;
+- inconclusive: the interval includes no effect (whether or not it also overlaps the range: an interval
+  that admits no effect at all cannot support an effect of the article's size);
 - contradicted: the interval excludes the article's direction: none of it lies beyond no effect on the
   article's side (an interval exactly at no effect counts: it excludes every effect the article names);
-- different size: the whole interval lies beyond no effect on the article's side, but misses the range;
-- inconclusive: otherwise (the interval includes no effect and misses the range).
+- different size: the whole interval lies beyond no effect on the article's side, but misses the range.
 
 Before any of that, `untrained`: an arm the claim compares whose mean accuracy ends below chance +
 `UNTRAINED_MARGIN` · (1 − chance) never trained, and the row's verdict is "no verdict: <arm> never
@@ -27,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from benchmarks.evidence.intervals import Interval
+from benchmarks.evidence.intervals import RESAMPLES
 
 Verdict = Literal["supported", "contradicted", "different size", "inconclusive", "mixed", "no verdict"]
 
@@ -35,13 +38,23 @@ UNTRAINED_MARGIN = 0.1  # of the distance from chance to perfect: less than this
 
 
 class Bounds(Protocol):
-    """A 95% interval: `intervals.Interval`, `claims.paired_timing.MedianInterval`."""
+    """A 95% interval: `intervals.Interval`, `intervals.Bootstrap`, `claims.paired_timing.MedianInterval`."""
 
     @property
     def low(self) -> float: ...
 
     @property
     def high(self) -> float: ...
+
+
+class Estimate(Bounds, Protocol):
+    """A 95% interval with its point (`mean`) and the number of seeds behind it (`n`)."""
+
+    @property
+    def mean(self) -> float: ...
+
+    @property
+    def n(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ def _show(value: float) -> str:
     return f"{value:.3g}"
 
 
-def span(interval: Interval, digits: int = 1, unit: str = "", sign: str = "", scale: float = 1.0) -> str:
+def span(interval: Estimate, digits: int = 1, unit: str = "", sign: str = "", scale: float = 1.0) -> str:
     """ "mean [low, high]" of a seed interval (times `scale`), or the mean alone for one seed (`basis` says
     which). `sign="+"` signs every figure."""
 
@@ -88,10 +101,18 @@ def span(interval: Interval, digits: int = 1, unit: str = "", sign: str = "", sc
 
 
 def basis(seeds: int) -> str:
-    """What the intervals of a row are, for its measured text."""
+    """What the t-intervals of a row are, for its measured text."""
     if seeds < 2:
         return "one seed: each interval is its point"
     return f"95% t-intervals over {seeds} seeds"
+
+
+def bootstrap_basis(seeds: int, examples: int) -> str:
+    """What the accuracy intervals of a row are, for its measured text."""
+    return (
+        f"95% paired hierarchical bootstrap intervals ({RESAMPLES:,} resamples of {seeds} seeds, then of "
+        f"the {examples:,} test examples within each)"
+    )
 
 
 def judge(measured: Bounds, low: float, high: float, null: float) -> Judgement:
@@ -104,9 +125,15 @@ def judge(measured: Bounds, low: float, high: float, null: float) -> Judgement:
     direction = 1.0 if low > null else -1.0
     # The interval's ends as effects in the article's direction: positive is the article's way.
     near, far = sorted(((measured.low - null) * direction, (measured.high - null) * direction))
-    if measured.high >= low and measured.low <= high:
-        also = f"; it also includes no effect ({_show(null)})" if near <= 0 else ""
-        return Judgement("supported", f"the interval {interval} overlaps the article's range{also}")
+    overlaps = measured.high >= low and measured.low <= high
+    if overlaps and near > 0:
+        return Judgement("supported", f"the interval {interval} overlaps the article's range")
+    if overlaps:
+        # Overlapping the range is not enough: an interval that also admits no effect supports nothing.
+        return Judgement(
+            "inconclusive",
+            f"the interval {interval} overlaps the article's range but includes no effect ({_show(null)})",
+        )
     if far <= 0:
         against = f"the interval {interval} lies at or beyond no effect ({_show(null)}), against the article"
         return Judgement("contradicted", against)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Protocol, get_args
 
 import torch
@@ -28,6 +28,9 @@ HELD_OUT_SEED = 1_000_003  # offsets evaluation streams far from the small train
 # rate, test is only reported. Fixed seeds, so every arm and seed of a task is scored on the same examples.
 VALIDATION_SEED = 2_000_003
 TEST_SEED = 3_000_017
+# Test sets are drawn in batches of this many examples, whatever the training batch: large enough to
+# amortise the LSTM's per-time-step loop, small enough for attention's (N, N) scores at N=1,024.
+EVAL_BATCH = 64
 
 
 class Task(Protocol):
@@ -37,7 +40,9 @@ class Task(Protocol):
 @dataclass(frozen=True, kw_only=True)
 class TrainConfig:
     """steps: optimiser steps. batch: examples per step. lr: AdamW peak rate (5% warmup, cosine decay).
-    eval_every: steps between held-out evaluations (0: only at the end). eval_batches: batches per eval.
+    eval_every: steps between held-out evaluations (0: only at the end). eval_batches: validation batches
+    (of `batch` examples) per eval. test_examples: the test set's size (at least; whole EVAL_BATCH
+    batches): reported accuracies rest on it, so it is large where evaluation is cheap and training is not.
     precision: autocast precision of forward passes, in training and evaluation."""
 
     steps: int
@@ -45,12 +50,13 @@ class TrainConfig:
     lr: float = 1e-3
     eval_every: int = 0
     eval_batches: int = 4
+    test_examples: int = 1024
     weight_decay: float = 0.0
     clip: float = 1.0
     precision: Precision = "fp32"
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch", "eval_batches"):
+        for name in ("steps", "batch", "eval_batches", "test_examples"):
             if getattr(self, name) < 1:
                 raise ValueError(
                     f"TrainConfig.{name}={getattr(self, name)} must be >= 1: set a positive count"
@@ -70,12 +76,16 @@ class TrainConfig:
 class History:
     """losses: training loss per step. evals: (step, held-out accuracy) pairs on the evaluation set (the
     validation set, where there is a test set as well). tests: (step, test accuracy) at the same steps,
-    when a test set was given. diverged: a loss went NaN or infinite and training stopped there. seconds:
-    wall time of the training steps (not the evaluations)."""
+    when a test set was given. test_correct: which test examples the last evaluation got right (the
+    per-example outcomes a bootstrap resamples). stages: at the end of each stage of a curriculum, the
+    stage's test outcomes (`Stage`). diverged: a loss went NaN or infinite and training stopped there.
+    seconds: wall time of the training steps (not the evaluations)."""
 
     losses: list[float] = field(default_factory=list)
     evals: list[tuple[int, float]] = field(default_factory=list)
     tests: list[tuple[int, float]] = field(default_factory=list)
+    test_correct: torch.Tensor | None = None
+    stages: list[torch.Tensor] = field(default_factory=list)
     diverged: bool = False
     seconds: float = 0.0
 
@@ -97,28 +107,49 @@ class HeldOut:
 
     @classmethod
     def of(cls, task: Task, config: TrainConfig) -> HeldOut:
-        """`config.eval_batches` batches of each, from the fixed validation and test streams."""
+        """`config.eval_batches` batches of `config.batch` from the fixed validation stream, and
+        `config.test_examples` (rounded up to whole EVAL_BATCH batches) from the fixed test stream."""
+        validation = itertools.islice(stream(task, config.batch, VALIDATION_SEED), config.eval_batches)
+        return cls(list(validation), draw_test(task, config))
 
-        def draw(seed: int) -> list[Batch]:
-            return list(itertools.islice(stream(task, config.batch, seed), config.eval_batches))
 
-        return cls(draw(VALIDATION_SEED), draw(TEST_SEED))
+def draw_test(task: Task, config: TrainConfig) -> list[Batch]:
+    """`config.test_examples` examples (rounded up to whole EVAL_BATCH batches) of the fixed test stream."""
+    return list(itertools.islice(stream(task, EVAL_BATCH, TEST_SEED), -(-config.test_examples // EVAL_BATCH)))
 
 
 @torch.no_grad()
-def accuracy(
+def outcomes(
     model: nn.Module, batches: Sequence[Batch], device: torch.device, precision: Precision = "fp32"
-) -> float:
+) -> torch.Tensor:
+    """(examples,) bool: which examples the model answers right, in the batches' order."""
     model.eval()
-    correct = total = 0
+    right = []
     for batch in batches:
         batch = batch.to(device)
         with autocast(precision, device):
             logits = model(batch)
-        correct += int((logits.argmax(dim=-1) == batch.label).sum())
-        total += batch.label.numel()
+        right.append((logits.argmax(dim=-1) == batch.label).cpu())
     model.train()
-    return correct / total
+    return torch.cat(right)
+
+
+def accuracy(
+    model: nn.Module, batches: Sequence[Batch], device: torch.device, precision: Precision = "fp32"
+) -> float:
+    return outcomes(model, batches, device, precision).float().mean().item()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage:
+    """One stage of a curriculum: `steps` optimiser steps on `task`, before the measured task."""
+
+    task: Task
+    steps: int
+
+    def __post_init__(self) -> None:
+        if self.steps < 1:
+            raise ValueError(f"Stage.steps={self.steps} must be >= 1: drop a stage rather than give it none")
 
 
 def train_batches(
@@ -128,9 +159,11 @@ def train_batches(
     device: torch.device,
     eval_set: Sequence[Batch],
     test_set: Sequence[Batch] | None = None,
+    milestones: Mapping[int, Sequence[Batch]] | None = None,
 ) -> History:
     """Take `config.steps` batches from `batches`, one optimiser step each; evaluate on `eval_set` (and on
-    `test_set`, read only for reporting) every `eval_every` steps and at the end."""
+    `test_set`, read only for reporting) every `eval_every` steps and at the end; after each step named in
+    `milestones`, record the outcomes on its batches in `history.stages`."""
     model.to(device).train()
     optimizer = torch.optim.AdamW(param_groups(model, config.weight_decay), lr=config.lr)
     scheduler = warmup_cosine(
@@ -155,6 +188,8 @@ def train_batches(
         history.seconds += time.perf_counter() - start
         if config.eval_every and step % config.eval_every == 0:
             _evaluate(history, step, model, eval_set, test_set, device, config.precision)
+        if milestones and step in milestones:
+            history.stages.append(outcomes(model, milestones[step], device, config.precision))
     if not history.evals or history.evals[-1][0] != len(history.losses):
         _evaluate(history, len(history.losses), model, eval_set, test_set, device, config.precision)
     return history
@@ -171,7 +206,8 @@ def _evaluate(
 ) -> None:
     history.evals.append((step, accuracy(model, eval_set, device, precision)))
     if test_set is not None:
-        history.tests.append((step, accuracy(model, test_set, device, precision)))
+        history.test_correct = outcomes(model, test_set, device, precision)
+        history.tests.append((step, history.test_correct.float().mean().item()))
 
 
 def stream(task: Task, batch_size: int, seed: int) -> Iterator[Batch]:
@@ -197,11 +233,25 @@ def train(
     device: torch.device,
     eval_set: list[Batch] | None = None,
     test_set: list[Batch] | None = None,
+    curriculum: Sequence[Stage] = (),
 ) -> History:
     """Train on fresh batches from `task` (seeded by `seed`), evaluating on `eval_set` (by default
     `eval_batches` batches from a held-out stream of its own, never a training stream of another seed) and
-    on `test_set` if given."""
+    on `test_set` if given.
+
+    A `curriculum` trains its stages first, in order, then `config.steps` on `task`: one run of
+    sum(stage steps) + config.steps steps under one optimiser and one warmup-cosine schedule, the stream
+    switching task at each stage's end, where the stage's own test set (`draw_test(stage.task, config)`) is
+    scored into `history.stages`."""
     if eval_set is None:
         held_out = stream(task, config.batch, HELD_OUT_SEED + seed)
         eval_set = list(itertools.islice(held_out, config.eval_batches))
-    return train_batches(model, stream(task, config.batch, seed), config, device, eval_set, test_set)
+    parts = [*curriculum, Stage(task=task, steps=config.steps)]
+    batches = itertools.chain.from_iterable(
+        itertools.islice(stream(part.task, config.batch, seed), part.steps) for part in parts
+    )
+    ends = list(itertools.accumulate(part.steps for part in parts))
+    stage_tests = (draw_test(stage.task, config) for stage in curriculum)
+    milestones = dict(zip(ends[:-1], stage_tests, strict=True))
+    total = replace(config, steps=ends[-1])
+    return train_batches(model, batches, total, device, eval_set, test_set, milestones)

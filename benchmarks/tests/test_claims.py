@@ -11,17 +11,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+from scipy import stats
 
 from benchmarks.evidence.claims import CLAIMS, layernorm, path_length
 from benchmarks.evidence.claims.arm_sweep import choose_rate, final_validation, fit_arm
 from benchmarks.evidence.claims.paired_timing import median_interval, ratio_interval
-from benchmarks.evidence.intervals import Interval, mean_interval
-from benchmarks.evidence.models import Shape, count_parameters, matched_lstm
+from benchmarks.evidence.intervals import Interval, hierarchical_bootstrap, mean_interval, wilson_interval
+from benchmarks.evidence.models import Shape, count_parameters, matched_lstm, set_forget_bias
 from benchmarks.evidence.presets import PRESETS, SEEDS
 from benchmarks.evidence.probe import Batch, ProbeModel
-from benchmarks.evidence.report import Judgement, combine, judge, untrained
+from benchmarks.evidence.report import ClaimResult, Judgement, combine, judge, untrained
+from benchmarks.evidence.runner import merge
 from benchmarks.evidence.synthetic_tasks import FirstTokensTask
 from benchmarks.evidence.synthetic_training import TEST_SEED, History, TrainConfig
 from benchmarks.evidence.tied_qkv import SharedQKV, tie_qkv
@@ -88,7 +91,49 @@ def test_smoke_details_agree_with_the_models_and_timings_they_report(smoke: tupl
     for arm in details["long_range"]["arms"].values():  # the sweep is recorded, one score per rate
         assert set(arm["validation_by_lr"]) == {"0.001", "0.01"} and arm["lr"] in (1e-3, 1e-2)
         assert len(arm["test"]) == 2
+        # Smoke's curriculum: N=8 and 16 for 2 steps each, then 4 at N=64; each stage's accuracy per seed.
+        assert arm["steps"] == 2 + 2 + 4 and len(arm["stage_test"]) == 2
+        assert all(len(stage) == 2 and all(0 <= a <= 1 for a in stage) for stage in arm["stage_test"])
+    assert details["long_range"]["lengths"] == [8, 16, 64]
     assert details["path_length"]["compared_up_to"] in details["path_length"]["lengths"]
+
+
+def _compared_arms(details: object) -> list[dict[str, dict]]:
+    """Every `arms` mapping in a claim's details, at any depth (heads has one per difficulty)."""
+    if not isinstance(details, dict):
+        return []
+    found = [details["arms"]] if isinstance(details.get("arms"), dict) else []
+    return found + [arms for value in details.values() for arms in _compared_arms(value)]
+
+
+@pytest.mark.slow
+def test_compared_arms_ran_the_same_steps_and_batch_in_every_claim(smoke: tuple[str, dict]) -> None:
+    details = {c["key"]: c["details"] for c in smoke[1]["claims"]}
+    compared = {key: _compared_arms(value) for key, value in details.items()}
+    assert {key for key, found in compared.items() if found} == {
+        "long_range",
+        "heads",
+        "layernorm",
+        "shared_qkv",
+    }
+    for key, found in compared.items():
+        for arms in found:
+            assert len(arms) == 2, key
+            budgets = {(arm["steps"], arm["batch"]) for arm in arms.values()}
+            assert len(budgets) == 1, f"{key}: arms ran {budgets}"
+    # int8 compares one trained model with its own quantised copy: one budget by construction.
+    assert "arms" not in details["int8"] and "lr" in details["int8"]["trained"]
+
+
+@pytest.mark.parametrize("scale", list(PRESETS))
+def test_no_claim_can_give_its_compared_arms_different_budgets(scale: str) -> None:
+    # One TrainConfig per claim (and one curriculum for long_range), shared by every arm it compares: a
+    # second budget, like the LSTM's old 300 steps against the transformer's 150, cannot be set.
+    for key, value in PRESETS[scale]().items():
+        budgets = [
+            f.name for f in dataclasses.fields(value) if isinstance(getattr(value, f.name), TrainConfig)
+        ]
+        assert len(budgets) <= 1, f"{key} has budgets {budgets}"
 
 
 @pytest.mark.parametrize("scale", list(PRESETS))
@@ -126,9 +171,106 @@ def test_judge_applies_the_four_way_rule() -> None:
         assert judge(_interval(low, high), a, b, null=null).verdict == verdict, (low, high, a, b)
     assert "smaller" in judge(_interval(1.3, 1.5), 5.0, 10.0, null=1.0).reason
     assert "larger" in judge(_interval(70.0, 83.0), 27.0, 27.0, null=0.0).reason
-    assert "also includes no effect" in judge(_interval(-1.0, 30.0), 27.0, 27.0, null=0.0).reason
+    overlapping_null = judge(_interval(-1.0, 30.0), 27.0, 27.0, null=0.0)
+    assert overlapping_null.verdict == "inconclusive" and "includes no effect" in overlapping_null.reason
     with pytest.raises(ValueError, match="one side of null"):
         judge(_interval(0.0, 1.0), -1.0, 1.0, null=0.0)
+
+
+def test_an_interval_that_overlaps_the_range_but_includes_no_effect_is_not_supported() -> None:
+    # The 16-pair heads row: one head cost 11.9% [-2.1, 25.8] against the article's 15-20%. The old rule
+    # called any overlap "supported"; an interval that admits no cost at all supports no cost of 15-20%.
+    heads_row = judge(_interval(-2.1, 25.8), 15.0, 20.0, null=0.0)
+    assert heads_row.verdict == "inconclusive"
+    assert judge(_interval(0.0, 25.8), 15.0, 20.0, null=0.0).verdict == "inconclusive"  # touching null
+    assert judge(_interval(0.1, 25.8), 15.0, 20.0, null=0.0).verdict == "supported"
+    assert judge(_interval(0.8, 1.2), 0.5, 0.9, null=1.0).verdict == "inconclusive"  # ratios, below 1
+    assert judge(_interval(1.0, 3.5), 3.0, 5.0, null=1.0).verdict == "inconclusive"
+
+
+def test_wilson_matches_scipy_and_a_hand_computed_value_and_stays_in_the_unit_interval() -> None:
+    # 8 of 10 at z = 1.96: centre (0.8 + 1.96²/20) / (1 + 1.96²/10) = 0.7167, half-width 0.2266.
+    eight = wilson_interval(8, 10)
+    assert (eight.low, eight.high) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+    for successes, n in ((81, 263), (0, 1024), (1024, 1024), (1, 3)):
+        reference = stats.binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+        mine = wilson_interval(successes, n)
+        assert (mine.low, mine.high) == pytest.approx((reference.low, reference.high), abs=1e-9)
+    none, every = wilson_interval(0, 1024), wilson_interval(1024, 1024)
+    assert none.low == 0.0 < none.high < 0.004 and 0.996 < every.low < every.high == 1.0
+    with pytest.raises(ValueError, match="successes <= n"):
+        wilson_interval(5, 4)
+
+
+def test_the_hierarchical_bootstrap_stays_feasible_pairs_arms_and_sees_seed_spread() -> None:
+    rng = np.random.default_rng(0)
+    perfect, wrong = np.ones((3, 1024)), np.zeros((3, 1024))
+    both = {"a": perfect, "b": wrong}
+    first = hierarchical_bootstrap(both, lambda x: x["a"] - x["b"])
+    assert first == hierarchical_bootstrap(both, lambda x: x["a"] - x["b"])  # a fixed resampling seed
+    top = hierarchical_bootstrap(both, lambda x: x["a"])
+    assert (top.mean, top.low, top.high, top.n, top.examples) == (1.0, 1.0, 1.0, 3, 1024)
+    gap = hierarchical_bootstrap(both, lambda x: 100 * (x["a"] - x["b"]))
+    assert (gap.low, gap.high) == (100.0, 100.0)  # the most a gap in points can be
+    # Near the bound, the interval stays inside [0, 1] where a t-interval over seeds would not.
+    high = (rng.random((3, 64)) < np.array([[0.78], [1.0], [0.69]])).astype(float)
+    boot = hierarchical_bootstrap({"a": high}, lambda x: x["a"])
+    assert 0.0 <= boot.low < boot.mean < boot.high <= 1.0
+    assert mean_interval(high.mean(axis=1).tolist()).high > 1.0
+    # Paired: two arms with the same outcomes differ by exactly 0 in every resample.
+    same = (rng.random((3, 1024)) < 0.6).astype(float)
+    tied = hierarchical_bootstrap({"a": same, "b": same.copy()}, lambda x: x["a"] - x["b"])
+    assert (tied.low, tied.high) == (0.0, 0.0)
+    # One seed: the example level alone, close to the binomial standard error 1.96·√(p(1 − p)/n).
+    one = (rng.random((1, 4000)) < 0.5).astype(float)
+    single = hierarchical_bootstrap({"a": one}, lambda x: x["a"])
+    assert single.high - single.low == pytest.approx(2 * 1.96 * math.sqrt(0.25 / 4000), rel=0.1)
+    # Seeds that disagree widen it far beyond the examples' share.
+    spread = np.stack([np.full(1024, v) for v in (0.0, 0.5, 1.0)])
+    assert hierarchical_bootstrap({"a": spread}, lambda x: x["a"]).high - 0.5 > 0.2
+    with pytest.raises(ValueError, match="one shape"):
+        hierarchical_bootstrap({"a": perfect, "b": np.ones((2, 1024))}, lambda x: x["a"])
+
+
+def _row(key: str, measured: str) -> dict:
+    return dataclasses.asdict(ClaimResult(key, key, "x", measured, "inconclusive", "r"))
+
+
+def test_only_merges_its_rows_into_the_existing_file_in_table_order(tmp_path: Path) -> None:
+    path = tmp_path / "claims.json"
+    old = {
+        "settings": {
+            "scale": "quick",
+            "seeds": [0, 1, 2],
+            "device": "cpu",
+            "threads": 1,
+            "torch": "old",
+            "claims": {"long_range": {"a": 1}, "heads": {"b": 2}},
+            "separate_runs": {"heads": "run alone"},
+        },
+        "claims": [_row("long_range", "old long"), _row("heads", "old heads")],
+    }
+    path.write_text(json.dumps(old))
+    new = ClaimResult("rnn_speed", "rnn", "x", "new", "supported", "r")
+    run = {"device": "cpu", "threads": 1, "torch": "new", "finished": "now"}
+    used = {
+        "scale": "quick",
+        "seeds": [0, 1, 2],
+        "claims": {"rnn_speed": {"c": 3}},
+        "runs": {"rnn_speed": run},
+    }
+    rows, settings = merge(path, [new], used)
+    assert [r.key for r in rows] == ["long_range", "rnn_speed", "heads"]  # CLAIMS order
+    assert rows[0].measured == "old long" and rows[1] is new
+    assert list(settings["claims"]) == ["long_range", "rnn_speed", "heads"]
+    assert settings["runs"]["heads"] == {"device": "cpu", "threads": 1, "torch": "old"}  # the old run's
+    assert settings["runs"]["rnn_speed"] == run and settings["separate_runs"] == {"heads": "run alone"}
+    rerun = ClaimResult("heads", "heads", "x", "new heads", "supported", "r")
+    rows, settings = merge(path, [rerun], used | {"claims": {"heads": {}}, "runs": {"heads": run}})
+    assert [r.measured for r in rows] == ["old long", "new heads"] and "separate_runs" not in settings
+    assert merge(tmp_path / "absent.json", [new], used) == ([new], used)
+    with pytest.raises(ValueError, match="scale 'quick'"):
+        merge(path, [new], used | {"scale": "smoke"})
 
 
 def test_the_interval_is_student_t_over_seeds_and_the_point_for_one() -> None:
@@ -294,3 +436,23 @@ def test_parameter_counts_include_the_position_table_by_hand() -> None:
     assert count_parameters(matched_lstm(sinusoidal)) == 4 * 6_400 + 64
     model = ProbeModel(sinusoidal, vocab_size=21, classes=4)  # the totals the rows state
     assert count_parameters(model) == 21 * 32 + blocks + (2 * 32 + 32 * 4 + 4)
+
+
+def test_set_forget_bias_moves_only_the_forget_gates_of_every_layer_and_direction() -> None:
+    encoder = Shape(dim=32, depth=2, heads=2, positions="sinusoidal").encoder(64)
+    lstm = matched_lstm(encoder)
+    before = {name: p.detach().clone() for name, p in lstm.named_parameters()}
+    set_forget_bias(lstm, 3.0)
+    assert count_parameters(lstm) == sum(p.numel() for p in before.values())
+    for name, p in lstm.lstm.named_parameters():
+        old = before[f"lstm.{name}"]
+        if not name.startswith("bias_"):
+            torch.testing.assert_close(p, old)
+            continue
+        units = p.shape[0] // 4  # gates (input, forget, cell, output)
+        forget = torch.full((units,), 3.0 if name.startswith("bias_ih") else 0.0)
+        torch.testing.assert_close(p[units : 2 * units], forget)
+        torch.testing.assert_close(p[:units], old[:units])
+        torch.testing.assert_close(p[2 * units :], old[2 * units :])
+    biases = [n for n, _ in lstm.lstm.named_parameters() if n.startswith("bias_")]
+    assert len(biases) == 2 * 2 * lstm.lstm.num_layers  # input and hidden, both directions, every layer

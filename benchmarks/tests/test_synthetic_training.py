@@ -10,7 +10,7 @@ import torch
 from benchmarks.evidence.models import Shape
 from benchmarks.evidence.probe import Batch, ProbeModel
 from benchmarks.evidence.synthetic_tasks import FirstTokensTask
-from benchmarks.evidence.synthetic_training import TrainConfig, epochs, train
+from benchmarks.evidence.synthetic_training import EVAL_BATCH, HeldOut, Stage, TrainConfig, epochs, train
 from tabrasa.backbone import SequenceLSTM
 
 CPU = torch.device("cpu")
@@ -56,3 +56,50 @@ def test_train_config_is_keyword_only_and_names_the_bad_field() -> None:
         TrainConfig(steps=0, batch=8)
     with pytest.raises(ValueError, match=r"TrainConfig\.precision='fp8'"):
         TrainConfig(steps=1, batch=8, precision="fp8")  # type: ignore[arg-type]
+
+
+class _Recording:
+    """A task that remembers the lengths of the batches drawn from it."""
+
+    def __init__(self, length: int) -> None:
+        self.task = FirstTokensTask(length=length, signal=1, classes=4, noise_vocab=4)
+        self.drawn: list[int] = []
+
+    @property
+    def vocab_size(self) -> int:
+        return self.task.vocab_size
+
+    @property
+    def classes(self) -> int:
+        return self.task.classes
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        batch = self.task.sample(batch_size, generator)
+        self.drawn.append(batch.ids.shape[1])
+        return batch
+
+
+def test_a_curriculum_trains_its_stages_first_in_one_run_and_scores_each_stage() -> None:
+    short, middle, measured = _Recording(4), _Recording(6), _Recording(8)
+    config = TrainConfig(steps=3, batch=8, eval_batches=1, test_examples=64)
+    torch.manual_seed(0)
+    model = ProbeModel(Shape(dim=32, depth=1, heads=2).encoder(8), measured.vocab_size, measured.classes)
+    stages = (Stage(task=short, steps=2), Stage(task=middle, steps=4))  # type: ignore[arg-type]
+    test = HeldOut.of(measured, config).test  # type: ignore[arg-type]
+    history = train(model, measured, config, seed=0, device=CPU, test_set=test, curriculum=stages)  # type: ignore[arg-type]
+    assert len(history.losses) == 2 + 4 + 3  # one run: the stages' steps, then the task's
+    # Training batches (of 8) come from each stage in turn; the stage's test set (64 examples) after it.
+    assert short.drawn == [4, 4, 4]  # two steps, then its test set of one EVAL_BATCH batch
+    assert middle.drawn == [6] * 5
+    assert len(history.stages) == 2 and [len(s) for s in history.stages] == [64, 64]
+    assert history.test_correct is not None and history.test_correct.shape == (64,)
+    assert history.final_test == pytest.approx(history.test_correct.float().mean().item())
+    with pytest.raises(ValueError, match=r"Stage\.steps=0"):
+        Stage(task=short, steps=0)  # type: ignore[arg-type]
+
+
+def test_the_test_set_holds_at_least_test_examples_in_whole_eval_batches() -> None:
+    task = FirstTokensTask(length=4, signal=1, classes=4, noise_vocab=4)
+    held_out = HeldOut.of(task, TrainConfig(steps=1, batch=16, eval_batches=2, test_examples=1000))
+    assert sum(len(b.label) for b in held_out.validation) == 32
+    assert sum(len(b.label) for b in held_out.test) == -(-1000 // EVAL_BATCH) * EVAL_BATCH >= 1000

@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
-from benchmarks.evidence.synthetic_training import HeldOut, History, Task, TrainConfig, train
+from benchmarks.evidence.synthetic_training import HeldOut, History, Stage, Task, TrainConfig, train
 
 RATES = (3e-4, 1e-3, 3e-3, 1e-2)
 
@@ -51,24 +52,48 @@ def choose_rate(train_at: Callable[[float], History], rates: Sequence[float], sc
 
 @dataclass(frozen=True)
 class ArmRuns:
-    """One arm: its rate choice, and one run per seed at the chosen rate (the first is the sweep's)."""
+    """One arm: its rate choice, and one run per seed at the chosen rate (the first is the sweep's).
+    steps and batch: the whole budget of each run, curriculum stages included, which compared arms share."""
 
     choice: RateChoice
     histories: tuple[History, ...]
     steps: int
+    batch: int
 
     @property
     def test(self) -> list[float]:
         return [h.final_test for h in self.histories]
 
+    @property
+    def correct(self) -> np.ndarray:
+        """(seeds, test examples) 0/1: what `intervals.hierarchical_bootstrap` resamples."""
+        return _stack([h.test_correct for h in self.histories])
+
+    def stage_correct(self, stage: int) -> np.ndarray:
+        """(seeds, examples) 0/1 on curriculum stage `stage`'s own test set, at that stage's end."""
+        return _stack([h.stages[stage] for h in self.histories])
+
     def details(self) -> dict[str, Any]:
-        """What claims.json records of the arm: the sweep, the choice, the per-seed test accuracy."""
-        return {
+        """What claims.json records of the arm: the sweep, the choice, the budget, the per-seed test
+        accuracy (and at the end of each curriculum stage, on that stage's test set)."""
+        recorded = {
             "lr": self.choice.lr,
             "steps": self.steps,
+            "batch": self.batch,
             "validation_by_lr": {f"{lr:g}": s for lr, s in self.choice.scores.items()},
             "test": self.test,
+            "test_examples": self.correct.shape[1],
         }
+        stages = min(len(h.stages) for h in self.histories)
+        if stages:
+            recorded["stage_test"] = [self.stage_correct(i).mean(axis=1).tolist() for i in range(stages)]
+        return recorded
+
+
+def _stack(outcomes: Sequence[torch.Tensor | None]) -> np.ndarray:
+    if any(o is None for o in outcomes):
+        raise ValueError("ArmRuns: a run has no test outcomes; train it with a test set")
+    return np.stack([o.numpy().astype(np.float64) for o in outcomes if o is not None])
 
 
 def fit_arm(
@@ -79,18 +104,22 @@ def fit_arm(
     device: torch.device,
     rates: Sequence[float] = RATES,
     score: Score = final_validation,
+    curriculum: Sequence[Stage] = (),
 ) -> ArmRuns:
     """Sweep `rates` at seeds[0], then train the other seeds at the chosen rate. `build` makes a fresh
     model; it is called right after torch.manual_seed(seed), so the seed fixes the initialisation.
-    `config.lr` is replaced by each rate."""
+    `config.lr` is replaced by each rate. A `curriculum` (`synthetic_training.train`) precedes `task` in
+    every run; the rate is still chosen on `task`'s validation set."""
     if not seeds:
         raise ValueError("fit_arm needs at least one seed")
     held_out = HeldOut.of(task, config)
 
     def run(lr: float, seed: int) -> History:
         torch.manual_seed(seed)
-        return train(build(), task, replace(config, lr=lr), seed, device, held_out.validation, held_out.test)
+        config_at = replace(config, lr=lr)
+        return train(build(), task, config_at, seed, device, held_out.validation, held_out.test, curriculum)
 
     choice = choose_rate(lambda lr: run(lr, seeds[0]), rates, score)
     histories = (choice.runs[choice.lr], *(run(choice.lr, seed) for seed in seeds[1:]))
-    return ArmRuns(choice, histories, config.steps)
+    steps = config.steps + sum(stage.steps for stage in curriculum)
+    return ArmRuns(choice, histories, steps, config.batch)

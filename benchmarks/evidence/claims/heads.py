@@ -5,7 +5,9 @@ Measured as the relative drop in held-out accuracy after equal training, on two-
 attention was introduced for, attending "to information from different representation subspaces at
 different positions" where one head can only average them (Vaswani et al. 2017, §3.2.2). Measured at two
 difficulties (pairs in context), since the gap depends on whether one head catches up within the budget.
-Each head count sweeps its own learning rate on validation (`arm_sweep`); test accuracy is compared.
+Each head count sweeps its own learning rate on validation (`arm_sweep`); test accuracy is compared, with
+the same steps and batch in both arms. The cost is the relative drop of the mean accuracies, 100 · (many −
+one) / many, with its paired hierarchical bootstrap interval over seeds and test examples.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+import numpy as np
 import torch
 
 from benchmarks.evidence.claims.arm_sweep import RATES, ArmRuns, fit_arm
-from benchmarks.evidence.intervals import mean_interval
+from benchmarks.evidence.intervals import hierarchical_bootstrap
 from benchmarks.evidence.models import Shape, count_parameters
 from benchmarks.evidence.probe import ProbeModel
-from benchmarks.evidence.report import ClaimResult, basis, combine, judge, span, untrained
+from benchmarks.evidence.report import ClaimResult, bootstrap_basis, combine, judge, span, untrained
 from benchmarks.evidence.synthetic_tasks import RecallTask
 from benchmarks.evidence.synthetic_training import TrainConfig
 
@@ -69,29 +72,32 @@ def _arms(
 
 def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> ClaimResult:
     many_heads, one_head = settings.shape.heads, settings.single
-    names = (f"{many_heads} heads", f"{one_head} head")
+    names = {f"{many_heads} heads": many_heads, f"{one_head} head": one_head}
+    many, one = names
     details, judgements, labels, parts = {}, [], [], []
     for task in settings.tasks:
         arms = _arms(settings, task, seeds, device)
-        many, one = arms[many_heads].test, arms[one_head].test
-        costs = [100 * (m - o) / max(m, 1e-9) for m, o in zip(many, one, strict=True)]
-        void = untrained(dict(zip(names, (many, one), strict=True)), chance=1 / task.classes)
-        judgements.append(void or judge(mean_interval(costs), 15.0, 20.0, null=0.0))
+        correct = {name: arms[h].correct for name, h in names.items()}
+        cost = hierarchical_bootstrap(correct, lambda a: 100 * (a[many] - a[one]) / np.maximum(a[many], 1e-9))
+        void = untrained({name: arms[h].test for name, h in names.items()}, chance=1 / task.classes)
+        judgements.append(void or judge(cost, 15.0, 20.0, null=0.0))
         labels.append(f"{task.pairs} pairs")
         accuracy = ", ".join(
-            f"{name} {span(mean_interval(arms[h].test), 1, '%', scale=100)} (lr {arms[h].choice.lr:g})"
-            for name, h in zip(names, (many_heads, one_head), strict=True)
+            f"{name} {span(hierarchical_bootstrap(correct, lambda a, k=name: a[k]), 1, '%', scale=100)} "
+            f"(lr {arms[h].choice.lr:g})"
+            for name, h in names.items()
         )
-        parts.append(f"{span(mean_interval(costs), 1, '%')} at {task.pairs} pairs ({accuracy})")
+        parts.append(f"{span(cost, 1, '%')} at {task.pairs} pairs ({accuracy})")
         details[f"{task.pairs}_pairs"] = {
             "arms": {str(h): arm.details() for h, arm in arms.items()},
-            "relative_cost_percent": costs,
+            "relative_cost_percent": [cost.mean, cost.low, cost.high],
         }
     verdict = combine(judgements, labels)
     task = settings.tasks[0]
     size = count_parameters(_model(settings, task, settings.shape.heads))  # heads split D, add nothing
     measured = "; ".join(parts) + (
-        f"; dim {settings.shape.dim}, {settings.train.steps} steps, {size:,} params in total in both arms "
-        f"at {task.pairs} pairs; {basis(len(seeds))}"
+        f"; dim {settings.shape.dim}, {settings.train.steps} steps of {settings.train.batch} in both arms, "
+        f"{size:,} params in total in both arms at {task.pairs} pairs; "
+        f"{bootstrap_basis(len(seeds), correct[many].shape[1])}"
     )
     return ClaimResult.of("heads", CLAIM, ARTICLE, measured, verdict, details)

@@ -17,11 +17,12 @@ from torch import nn
 
 from benchmarks.evidence.claims.arm_sweep import RATES, choose_rate, final_validation
 from benchmarks.evidence.claims.paired_timing import MIN_ROUNDS, MedianInterval, ratio_interval
+from benchmarks.evidence.intervals import Proportion, wilson_interval
 from benchmarks.evidence.models import Shape, count_parameters
 from benchmarks.evidence.probe import Batch, ProbeModel
 from benchmarks.evidence.report import ClaimResult, combine, judge
 from benchmarks.evidence.synthetic_tasks import FirstTokensTask, RecallTask
-from benchmarks.evidence.synthetic_training import HeldOut, History, TrainConfig, accuracy, train
+from benchmarks.evidence.synthetic_training import HeldOut, History, TrainConfig, outcomes, train
 from benchmarks.evidence.timing import interleaved
 from benchmarks.speed import quantize_int8
 
@@ -99,7 +100,8 @@ def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> Claim
     with torch.inference_mode():
         logits = torch.cat([model(b) for b in held_out.test])
         drift = (torch.cat([quantized(b) for b in held_out.test]) - logits).abs().max().item()
-    acc_fp32, acc_int8 = accuracy(model, held_out.test, CPU), accuracy(quantized, held_out.test, CPU)
+    right = {"fp32": outcomes(model, held_out.test, CPU), "int8": outcomes(quantized, held_out.test, CPU)}
+    acc = {name: wilson_interval(int(r.sum()), r.numel()) for name, r in right.items()}
 
     timed = Batch(
         torch.cat([b.ids for b in held_out.test])[: settings.batch],
@@ -118,8 +120,9 @@ def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> Claim
     measured += (
         f" (median of {settings.repeats} interleaved rounds, 95% interval of the median; "
         f"{settings.threads} threads; {count_parameters(model):,} and {count_parameters(wide):,} params in "
-        f"total); test accuracy {100 * acc_fp32:.1f}% → {100 * acc_int8:.1f}% (lr {sweep['lr']:g}), max "
-        f"logit change {drift:.3f}"
+        f"total); test accuracy {_percent(acc['fp32'])} → {_percent(acc['int8'])} of "
+        f"{acc['fp32'].n:,} test examples (95% Wilson intervals; lr {sweep['lr']:g}), max logit change "
+        f"{drift:.3f}"
     )
     details = {
         "timings": {
@@ -127,8 +130,13 @@ def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> Claim
             for label, (s, t) in timings.items()
         },
         "trained": sweep,
-        "accuracy": {"fp32": acc_fp32, "int8": acc_int8},
+        "accuracy": {name: [a.mean, a.low, a.high] for name, a in acc.items()},
+        "test_examples": acc["fp32"].n,
         "max_abs_logit_change": drift,
         "parameters_total": {"trained": count_parameters(model), "wide": count_parameters(wide)},
     }
     return ClaimResult.of("int8", CLAIM, ARTICLE, measured, verdict, details)
+
+
+def _percent(proportion: Proportion) -> str:
+    return f"{100 * proportion.mean:.1f}% [{100 * proportion.low:.1f}, {100 * proportion.high:.1f}]"

@@ -113,8 +113,9 @@ def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> Claim
     )
     measured = (
         f"{ratio} (steps to {threshold:.0%} on test: LayerNorm {_show(steps['layernorm'])}, none "
-        f"{_show(steps['none'])}; budget {budget}; {rates}; {sizes['layernorm']:,} vs {sizes['none']:,} "
-        f"params in total; {basis(len(ratios))})"
+        f"{_show(steps['none'])} of {settings.train.test_examples:,} test examples; budget {budget} steps "
+        f"of {settings.train.batch} in both arms; {rates}; {sizes['layernorm']:,} vs {sizes['none']:,} "
+        f"params in total; steps ratio: {basis(len(ratios))})"
     )
     return ClaimResult.of("layernorm", CLAIM, ARTICLE, measured, verdict, details)
 

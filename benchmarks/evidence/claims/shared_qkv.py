@@ -3,7 +3,9 @@
 Capacity, operationally: how many random key→label pairs (`RandomPairsTask`: a fixed table of random
 8-token keys with random labels, nothing to generalise) a model recalls after the same number of steps.
 The shared model ties q = k = v through `SharedQKV` (one D→D projection instead of three), so it also has
-2·D² fewer parameters per block; both counts are reported.
+2·D² fewer parameters per block; both counts are reported. Both arms get the same steps and batch. The
+gain is the ratio of the mean counts, with its paired hierarchical bootstrap interval over seeds and the
+table's entries.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import torch
 
 from benchmarks.evidence.claims.arm_sweep import RATES, ArmRuns, choose_rate, final_validation
-from benchmarks.evidence.intervals import mean_interval
+from benchmarks.evidence.intervals import hierarchical_bootstrap
 from benchmarks.evidence.models import Shape, count_parameters
 from benchmarks.evidence.probe import ProbeModel
-from benchmarks.evidence.report import ClaimResult, basis, judge, span, untrained
+from benchmarks.evidence.report import ClaimResult, bootstrap_basis, judge, span, untrained
 from benchmarks.evidence.synthetic_tasks import RandomPairsTask
 from benchmarks.evidence.synthetic_training import History, TrainConfig, train
 from benchmarks.evidence.tied_qkv import tie_qkv
@@ -54,32 +57,34 @@ def _arm(settings: Settings, kind: str, seeds: Sequence[int], device: torch.devi
         return train(_model(settings, kind), table, config, seed, device, [table.table], [table.table])
 
     choice = choose_rate(lambda lr: fit(validation, lr, seeds[0]), settings.rates, final_validation)
-    return ArmRuns(choice, tuple(fit(test, choice.lr, seed) for seed in seeds), settings.train.steps)
+    runs = tuple(fit(test, choice.lr, seed) for seed in seeds)
+    return ArmRuns(choice, runs, settings.train.steps, settings.train.batch)
 
 
 def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> ClaimResult:
     task = settings.task
     arms = {kind: _arm(settings, kind, seeds, device) for kind in ("separate", "shared")}
     sizes = {kind: count_parameters(_model(settings, kind)) for kind in arms}
-    recalled = {kind: [acc * task.size for acc in arm.test] for kind, arm in arms.items()}
-    gains = [
-        100 * (s / max(t, 1.0) - 1) for s, t in zip(recalled["separate"], recalled["shared"], strict=True)
-    ]
-    gain = mean_interval(gains)
+    correct = {kind: arm.correct for kind, arm in arms.items()}  # (seeds, table entries)
+    # A count of at least one pair below: the ratio stays finite where the shared arm recalls nothing.
+    gain = hierarchical_bootstrap(
+        correct, lambda a: 100 * (a["separate"] / np.maximum(a["shared"], 1 / task.size) - 1)
+    )
+    recalled = {kind: hierarchical_bootstrap(correct, lambda a, k=kind: task.size * a[k]) for kind in arms}
     verdict = untrained({k: a.test for k, a in arms.items()}, chance=1 / task.classes) or judge(
         gain, 40.0, 40.0, null=0.0
     )
-    counts = ", ".join(
-        f"{kind} {span(mean_interval(recalled[kind]), 0)} at lr {arms[kind].choice.lr:g}" for kind in arms
-    )
+    counts = ", ".join(f"{kind} {span(recalled[kind], 0)} at lr {arms[kind].choice.lr:g}" for kind in arms)
     measured = (
         f"{span(gain, 1, '%', sign='+')} more pairs memorised ({counts}, of {task.size}; "
-        f"{sizes['separate']:,} vs {sizes['shared']:,} params in total; {basis(len(seeds))})"
+        f"{settings.train.steps} steps of {settings.train.batch} in both arms; "
+        f"{sizes['separate']:,} vs {sizes['shared']:,} params in total; "
+        f"{bootstrap_basis(len(seeds), task.size)})"
     )
     details = {
         "arms": {kind: arm.details() for kind, arm in arms.items()},
-        "pairs_recalled": recalled,
-        "gain_percent": gains,
+        "pairs_recalled": {kind: [task.size * acc for acc in arm.test] for kind, arm in arms.items()},
+        "gain_percent": [gain.mean, gain.low, gain.high],
         "parameters_total": sizes,
     }
     return ClaimResult.of("shared_qkv", CLAIM, ARTICLE, measured, verdict, details)
