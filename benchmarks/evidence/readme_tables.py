@@ -69,6 +69,13 @@ PRESETS = (
     Preset("Spoken keywords, 35 words, held-out voices", "configs/audio/keywords.yaml"),
 )
 
+# The mixers of docs/backbones.md, each a preset with its backbone swapped (configs/*/*_{gau,mamba,ode}.yaml).
+MIXER_PRESETS = tuple(
+    Preset(f"{data}, {family}", f"configs/{folder}/{stem}_{key}.yaml")
+    for data, folder, stem in (("IMDB", "text", "imdb"), ("Fashion-MNIST", "image", "fashion_mnist"))
+    for family, key in (("GAU", "gau"), ("Mamba", "mamba"), ("continuous depth", "ode"))
+)
+
 FINE_TUNES = (
     Preset("DINOv2 ViT-S/14, frozen backbone (linear probe + patch projection)",
            "configs/image/fashion_mnist_dinov2.yaml"),
@@ -139,6 +146,14 @@ def presets_table(results: Path) -> str:
         "|---|---|---|---|---|---|",
     ]
     return "\n".join(head + preset_rows(results, PRESETS, majority=True)) + "\n"
+
+
+def mixer_presets_table(results: Path) -> str:
+    head = [
+        "| dataset, backbone | config | test accuracy (macro-F1) | `fit` wall time | run card |",
+        "|---|---|---|---|---|",
+    ]
+    return "\n".join(head + preset_rows(results, MIXER_PRESETS, majority=False)) + "\n"
 
 
 def fine_tune_table(results: Path) -> str:
@@ -366,6 +381,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "permutation_data": data_permutation_table,
     "presets": presets_table,
     "split_optimism": split_optimism_table,
+    "mixer_presets": mixer_presets_table,
     "fine_tunes": fine_tune_table,
     "joint_preset": joint_preset_table,
     "joint": joint_table,
