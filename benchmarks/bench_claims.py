@@ -3,7 +3,7 @@
     python -m benchmarks.bench_claims              # quick, the README's table: 3 seeds, 4 rates per arm
     python -m benchmarks.bench_claims --smoke      # seconds: checks that every claim still runs
     python -m benchmarks.bench_claims --full --device cuda
-    python -m benchmarks.bench_claims --only heads,layernorm
+    python -m benchmarks.bench_claims --only heads,layernorm   # merged into the claims.json in --out
 
 Writes results/claims.json (every number, each arm's learning-rate sweep, each claim's seconds and the
 settings behind them) and results/claims.md (the table). The verdict rule: benchmarks/evidence/report.py.
