@@ -376,12 +376,48 @@ def split_optimism_table(results: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The serving benchmark's runs (benchmarks/bench_serve.py): the server's default batch timeout, then 5 ms.
+SERVE_RUNS = (("serve/bench_serve.json", "`--batch-timeout 0.01` (the default)"),
+              ("serve/batch_timeout_0.005/bench_serve.json", "`--batch-timeout 0.005`"))  # fmt: skip
+
+
+def _serve_cells(run: dict[str, Any]) -> list[str]:
+    offline, one, many, memory = run["offline"], run["one_client"], run["many_clients"], run["memory"]
+    growth = 100 * (memory["rss_mb_max"] / memory["rss_mb_start"] - 1)
+    return [
+        f"{offline['throughput_eps']:.0f} examples/s",
+        f"{one['p50_ms']:.1f} / {one['p99_ms']:.1f} ms",
+        f"{one['throughput_rps']:.1f} requests/s",
+        f"{many['p50_ms']:.0f} / {many['p99_ms']:.0f} ms",
+        f"{many['throughput_rps']:.1f} requests/s ({run['scaling']:.2f}x one client; "
+        f"{run['server_vs_offline']:.2f} of offline)",
+        f"{run['failed_total']} of {run['requests_total']:,}",
+        f"{memory['rss_mb_start']:.0f} MB before {memory['requests']:,} requests, "
+        f"{memory['rss_mb_end']:.0f} MB after (max {memory['rss_mb_max']:.0f}, {growth:+.1f}%)",
+    ]
+
+
+def serve_table(results: Path) -> str:
+    """The IMDB preset served under load, one column a batch timeout (docs/serve.md)."""
+    measures = [
+        "offline `Predictor.predict` (batch 32)", "1 client: p50 / p99 latency", "1 client: throughput",
+        "32 clients: p50 / p99 latency", "32 clients: throughput", "failed requests",
+        "resident memory (all server processes, RSS summed)",
+    ]  # fmt: skip
+    runs = [(json.loads((results / path).read_text()), label) for path, label in SERVE_RUNS]
+    columns = [_serve_cells(run) for run, _ in runs]
+    lines = ["| measure | " + " | ".join(label for _, label in runs) + " |", "| --- " * (len(runs) + 1) + "|"]
+    lines += ["| " + " | ".join([m, *(c[i] for c in columns)]) + " |" for i, m in enumerate(measures)]
+    return "\n".join(lines) + "\n"
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "curves_data": data_curves_table,
     "permutation_data": data_permutation_table,
     "presets": presets_table,
     "split_optimism": split_optimism_table,
     "mixer_presets": mixer_presets_table,
+    "serve": serve_table,
     "fine_tunes": fine_tune_table,
     "joint_preset": joint_preset_table,
     "joint": joint_table,
