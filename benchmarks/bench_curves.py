@@ -26,13 +26,15 @@ from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
 from benchmarks.curves.report import write_permutation, write_points, write_report
 from benchmarks.curves.self_pretraining import pretraining_export
 from benchmarks.curves.sweep import PARTS, run_sweep
+from benchmarks.curves.teachers import teacher_for
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = Protocol(fractions=(0.5, 1.0), seeds=(0,), max_epochs=2, patience=1, min_steps=1, patience_steps=1,
                  batch_size=16, width=16,
-                 rates=(1e-3,), bracket=0, data={"limit": 64, "val_size": 32})  # fmt: skip
+                 rates=(1e-3,), bracket=0, teacher_min_steps=1,
+                 data={"limit": 64, "val_size": 32})  # fmt: skip
 
 
 def runner(root: Path, out: Path) -> Any:
@@ -40,10 +42,12 @@ def runner(root: Path, out: Path) -> Any:
         if arm.is_floor:
             record = fit_floor(root, arm, key, plan.protocol)
         else:
-            export = None
+            export = teacher = None
             if arm.pretrain is not None:
                 export = pretraining_export(root, out / "pretrained", arm, key, plan.protocol)
-            record = train_and_score(root, arm, key, plan.protocol, plan.permutation_flag, export)
+            if arm.teacher is not None:
+                teacher = teacher_for(root, out / "teachers", arm, key, plan.protocol)
+            record = train_and_score(root, arm, key, plan.protocol, plan.permutation_flag, export, teacher)
         shuffled = "permuted " if key.permuted else ""
         print(
             f"{key.modality:8} {key.arm:16} f={key.fraction:<5g} lr={key.lr:<8g} seed={key.seed} {shuffled}"
@@ -71,13 +75,16 @@ def selected_plans(
             else tuple(plan.arm(a) for a in arms if a in {x.name for x in plan.arms})
         )
         for arm in chosen:
-            needed = (root / arm.config, root / "configs" / "backbone" / (arm.backbone or "small.yaml"))
+            needed = (root / arm.config, root / "configs" / "backbone" / (arm.backbone or "small.yaml"),
+                      *(root / layer for layer in arm.layers))  # fmt: skip
             missing = [path for path in needed if not path.exists()]
             if missing and check:
                 raise SystemExit(
                     f"arm {name}/{arm.name}: {missing[0]} does not exist; leave it out with --arms"
                 )
         protocol = replace(SMOKE, data={**plan.protocol.data, **SMOKE.data}) if smoke else plan.protocol
+        if smoke:  # every arm at the smoke fractions (an arm's own subset names the protocol's)
+            chosen = tuple(replace(arm, fractions=None) for arm in chosen)
         plans.append(replace(plan, arms=chosen, protocol=protocol))
     return plans
 

@@ -54,12 +54,28 @@ class ValidationHistory(pl.Callback):
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Teacher:
+    """A distilled arm's teacher: its run folder and the file keeping its outputs by input."""
+
+    run: str
+    outputs: str
+
+
 def run_args(
-    root: Path, arm: Arm, key: RunKey, protocol: Protocol, permutation_flag: str, export: str | None = None
+    root: Path,
+    arm: Arm,
+    key: RunKey,
+    protocol: Protocol,
+    permutation_flag: str,
+    export: str | None = None,
+    teacher: Teacher | None = None,
 ) -> list[str]:
     """The CLI arguments of one run (the same a user would type after `tabrasa fit`); `export`: the
-    tabrasa checkpoint a self-pretrained arm fine-tunes."""
+    tabrasa checkpoint a self-pretrained arm fine-tunes; `teacher`: a distilled arm's teacher."""
     args = ["--config", str(root / arm.config)]
+    for layer in arm.layers:
+        args += ["--config", str(root / layer)]
     if arm.backbone is not None:
         args += ["--model.init_args.backbone", str(root / "configs" / "backbone" / arm.backbone)]
     args += [
@@ -86,6 +102,10 @@ def run_args(
         if export is None:
             raise ValueError(f"{key}: the self-pretrained arm needs its pretraining export")
         args += ["--model.init_args.pretrained", json.dumps({"family": "tabrasa", "path": export})]
+    if arm.teacher is not None:
+        if teacher is None:
+            raise ValueError(f"{key}: the distilled arm needs its teacher run")
+        args += ["--model.init_args.teacher", teacher.run, "--model.init_args.teacher_cache", teacher.outputs]
     if key.permuted:
         if not permutation_flag:
             raise ValueError(f"{key.modality}: no element permutation for this modality (permutation_flag)")
@@ -94,14 +114,20 @@ def run_args(
 
 
 def train_and_score(
-    root: Path, arm: Arm, key: RunKey, protocol: Protocol, permutation_flag: str, export: str | None = None
+    root: Path,
+    arm: Arm,
+    key: RunKey,
+    protocol: Protocol,
+    permutation_flag: str,
+    export: str | None = None,
+    teacher: Teacher | None = None,
 ) -> dict[str, Any]:
     """Run one key; returns its record (the key's fields included)."""
     quiet_lightning()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tabrasa-curve-") as scratch:
         cli = build_cli(
-            run_args(root, arm, key, protocol, permutation_flag, export),
+            run_args(root, arm, key, protocol, permutation_flag, export, teacher),
             run=False,
             trainer_defaults_override={"callbacks": [], "default_root_dir": scratch},
             save_config=False,

@@ -29,6 +29,9 @@ class Arm:
     prior: str = ""
     baseline: bool = False
     pretrain: str | None = None  # a pretraining preset run on the fraction's own inputs before fine-tuning
+    teacher: str | None = None  # a teacher's task config, fine-tuned on the fraction's labels first
+    layers: tuple[str, ...] = ()  # config files layered on `config`, in order (a vocabulary, a distill task)
+    permutation_test: bool = True  # whether the arm also runs the permutation test at its largest fraction
     fractions: tuple[float, ...] | None = None  # a subset of the protocol's (None: all of them)
     pretrain_steps: int = 2000
 
@@ -64,6 +67,7 @@ class Protocol:
     rates: tuple[float, ...] = (1e-3, 3e-3)
     rate_step: float = 3.0
     bracket: int = 2
+    teacher_min_steps: int = 300  # a distilled arm's teacher trains at least this many steps
     data: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -141,6 +145,24 @@ def self_pretrained(config: str, pretrain: str) -> Arm:
     labels dropped (Amos et al. 2024), at the smallest and the largest fraction."""
     return Arm(name="self_pretrained", config=config, prior="none, self-pretrained", pretrain=pretrain,
                fractions=(0.03, 1.0))  # fmt: skip
+
+
+MINILM = "configs/text/imdb_minilm.yaml"
+MINILM_VOCABULARY = "configs/text/minilm_vocabulary.yaml"
+
+
+def distillation_arms(config: str) -> tuple[Arm, ...]:
+    """The seed's distillation claim on the protocol: the text student on MiniLM's vocabulary (so a MiniLM
+    teacher reads its batches) trained from its labels alone, and the same student distilled from MiniLM
+    fine-tuned on the same labelled fraction (benchmarks.curves.teachers), at 10% and all of the labels."""
+    fractions = (0.1, 1.0)
+    return (
+        Arm(name="student", config=config, layers=(MINILM_VOCABULARY,), prior="none, MiniLM's vocabulary",
+            fractions=fractions, permutation_test=False),
+        Arm(name="distilled", config=config, layers=(MINILM_VOCABULARY, "configs/distill/imdb_small.yaml"),
+            teacher=MINILM, prior="none, distilled from MiniLM", fractions=fractions,
+            permutation_test=False),
+    )  # fmt: skip
 
 
 def mixer_arms(config: str) -> tuple[Arm, ...]:
@@ -228,6 +250,7 @@ MODALITIES: dict[str, ModalityPlan] = {
             Arm(name="lstm", config=TEXT, backbone="sequence_lstm.yaml", prior="recurrence", baseline=True),
             *mixer_arms(TEXT),
             self_pretrained(TEXT, "configs/pretrain/text.yaml"),
+            *distillation_arms(TEXT),
             Arm(name="floor_tfidf", config=TEXT, prior="bag of words"),
         ),
         protocol=Protocol(
@@ -235,7 +258,8 @@ MODALITIES: dict[str, ModalityPlan] = {
             max_epochs=20,
             patience=6,
             batch_size=32,
-            data={"tokenizer.init_args.max_length": 128, "limit": 5000},
+            # 1,000 validation reviews: validated every epoch, a 150-review fraction validates 400 times
+            data={"tokenizer.init_args.max_length": 128, "limit": 5000, "val_size": 1000},
         ),
         permutation_level="tokens",
         permutation_flag=PERMUTE_TOKENS,

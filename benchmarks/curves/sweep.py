@@ -88,7 +88,7 @@ def needed_keys(
     for seed in protocol.seeds:
         if "curve" in parts:
             keys += [key(f, interpolated_rate(f, ends, protocol), seed) for f in fractions]
-        if "permutation" in parts:
+        if "permutation" in parts and arm.permutation_test:
             keys.append(key(fractions[-1], ends[fractions[-1]], seed, permuted=True))
     return keys, True
 

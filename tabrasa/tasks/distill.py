@@ -9,10 +9,13 @@ T² keeps the soft term's gradients on the scale of the label term's as T change
 teacher is frozen and stays in eval mode (no dropout in its targets). It reads the student's batches, so
 both must share one tokenizer; widths, depths and attention kinds may differ. It is loaded when fitting
 starts and kept out of the state dict, so a distilled checkpoint is a plain student for predict and export.
+With `teacher_cache`, its outputs are remembered by input (tabrasa.tasks.teacher_outputs) and kept in that
+file, so the teacher runs once per training example, not once per example and epoch.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -21,6 +24,7 @@ from torch import nn
 
 from tabrasa.errors import UserError
 from tabrasa.tasks.classifier import Classifier
+from tabrasa.tasks.teacher_outputs import TeacherOutputs, checkpoint_digest
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.text import ids_moved
 from tabrasa.training.rebuild import rebuild_run
@@ -50,7 +54,8 @@ def distillation_loss(
 class Distill(Classifier):
     """teacher: a trained classification run (runs/NAME/version_N) or its checkpoint file; teacher_ckpt:
     best, last or a path. temperature: T > 0 softens both distributions. soft_weight / label_weight: the
-    weights of the distillation and label terms (Hinton et al. use a small label weight; 0 drops labels)."""
+    weights of the distillation and label terms (Hinton et al. use a small label weight; 0 drops labels).
+    teacher_cache: a file keeping the teacher's outputs by input across epochs and runs (None: none kept)."""
 
     def __init__(
         self,
@@ -60,6 +65,7 @@ class Distill(Classifier):
         temperature: float = 2.0,
         soft_weight: float = 0.5,
         label_weight: float = 0.5,
+        teacher_cache: str | None = None,
         **kwargs: Any,
     ) -> None:
         if temperature <= 0:
@@ -73,6 +79,7 @@ class Distill(Classifier):
         self.temperature = temperature
         self.soft_weight = soft_weight
         self.label_weight = label_weight
+        self.teacher_cache = teacher_cache
         self._teacher: nn.Module | None = None  # set by set_teacher, outside the module tree
 
     @property
@@ -100,8 +107,20 @@ class Distill(Classifier):
     def on_fit_start(self) -> None:
         super().on_fit_start()
         if self._teacher is None:
-            teacher = rebuild_run(*locate_run(*self.teacher_source)).model
+            config, checkpoint = locate_run(*self.teacher_source)
+            teacher = rebuild_run(config, checkpoint).model
             self.set_teacher(teacher, getattr(teacher, "tokenizer", None))
+            if self.teacher_cache is not None:
+                outputs = TeacherOutputs(self.teacher, checkpoint_digest(checkpoint))
+                if Path(self.teacher_cache).exists():
+                    outputs.load(self.teacher_cache)
+                object.__setattr__(self, "_teacher", outputs.eval())
+
+    def on_fit_end(self) -> None:
+        super().on_fit_end()
+        teacher, path = self._teacher, self.teacher_cache
+        if isinstance(teacher, TeacherOutputs) and path is not None and self.trainer.is_global_zero:
+            teacher.save(path)
 
     def train(self, mode: bool = True) -> Distill:
         super().train(mode)

@@ -1,0 +1,60 @@
+"""The distillation arms of the text curves: the student and the distilled student share MiniLM's
+vocabulary, the distilled one reads its fraction's own teacher, and neither runs a permutation test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, Teacher, run_args
+from benchmarks.curves.plan import MINILM_VOCABULARY, MODALITIES
+from benchmarks.curves.sweep import needed_keys
+from benchmarks.curves.teachers import teacher_args
+from benchmarks.evidence.rate_sweep import RunLog
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN = MODALITIES["text"]
+
+
+def key(arm: str, fraction: float = 0.1) -> RunKey:
+    return RunKey(modality="text", arm=arm, fraction=fraction, lr=1e-3, seed=1)
+
+
+def test_both_students_read_minilms_vocabulary_and_only_one_its_teacher() -> None:
+    teacher = Teacher(run="results/curves/teachers/f0.1/imdb_minilm/version_0", outputs="cache.pt")
+    student = run_args(ROOT, PLAN.arm("student"), key("student"), PLAN.protocol, PLAN.permutation_flag)
+    distilled = run_args(
+        ROOT, PLAN.arm("distilled"), key("distilled"), PLAN.protocol, PLAN.permutation_flag, teacher=teacher
+    )
+    assert str(ROOT / MINILM_VOCABULARY) in student and str(ROOT / MINILM_VOCABULARY) in distilled
+    assert "--model.init_args.teacher" not in student
+    at = distilled.index("--model.init_args.teacher")
+    assert distilled[at + 1] == teacher.run and "--model.init_args.teacher_cache" in distilled
+    # counter: without its teacher the distilled arm is refused, never trained as a plain student
+    with pytest.raises(ValueError, match="needs its teacher"):
+        run_args(ROOT, PLAN.arm("distilled"), key("distilled"), PLAN.protocol, PLAN.permutation_flag)
+
+
+def test_the_teacher_trains_on_the_students_fraction_and_data(tmp_path: Path) -> None:
+    args = teacher_args(ROOT, PLAN.arm("distilled"), key("distilled", 0.1), PLAN.protocol, 500, tmp_path)
+    joined = " ".join(args)
+    assert "--data.init_args.train_fraction 0.1" in joined
+    for name, value in PLAN.protocol.data.items():  # the student's limit, validation size and length
+        assert f"--data.init_args.{name} {value}" in joined
+    steps = int(args[args.index("--trainer.max_steps") + 1])
+    assert steps == PLAN.protocol.teacher_min_steps  # 500 reviews: two epochs are fewer steps than the floor
+    full = teacher_args(ROOT, PLAN.arm("distilled"), key("distilled", 1.0), PLAN.protocol, 5000, tmp_path)
+    assert int(full[full.index("--trainer.max_steps") + 1]) == 2 * 313  # two epochs of 5,000 at batch 16
+
+
+def test_distillation_arms_run_at_their_fractions_without_permutation_runs(tmp_path: Path) -> None:
+    log = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS)
+    for name in ("student", "distilled"):
+        arm = PLAN.arm(name)
+        assert arm.fractions_of(PLAN.protocol) == (0.1, 1.0)
+        pending, final = needed_keys(PLAN, arm, log)
+        assert not final and {k.fraction for k in pending} == {0.1, 1.0}
+        assert not any(k.permuted for k in pending)
+    # counter: the transformer arm of the same plan does get permutation runs once its rates are chosen
+    assert PLAN.arm("transformer").permutation_test

@@ -1,0 +1,82 @@
+"""Remembered teacher outputs: equal to the teacher's own, computed once per example whatever the batch
+and its padding, kept in a file that only the same teacher may read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from tabrasa.backbone import Encoder
+from tabrasa.backbone.config import EncoderConfig
+from tabrasa.errors import UserError
+from tabrasa.tasks import Classifier
+from tabrasa.tasks.teacher_outputs import TeacherOutputs, checkpoint_digest, row_keys
+from tabrasa.tokenizers import ProteinTokenizer
+
+SEQUENCES = ["MKTAYIAK", "MSTN", "MKV", "MAAGGLLKQ", "MW"]
+
+
+@pytest.fixture
+def tokenizer() -> ProteinTokenizer:
+    return ProteinTokenizer(max_length=16)
+
+
+@pytest.fixture
+def teacher(tokenizer: ProteinTokenizer) -> Classifier:
+    torch.manual_seed(0)
+    return Classifier(tokenizer, 3, Encoder(EncoderConfig(dim=16, depth=1, heads=2, max_len=32))).eval()
+
+
+def batch_of(tokenizer: ProteinTokenizer, sequences: list[str]) -> dict[str, torch.Tensor]:
+    return tokenizer.collate([{**tokenizer.encode(s), "label": torch.tensor(0)} for s in sequences])
+
+
+def test_outputs_equal_the_teachers_and_each_example_runs_once(
+    tokenizer: ProteinTokenizer, teacher: Classifier
+) -> None:
+    outputs = TeacherOutputs(teacher, "t")
+    first = batch_of(tokenizer, SEQUENCES[:3])
+    with torch.no_grad():
+        expected = teacher(first)
+    torch.testing.assert_close(outputs(first), expected, rtol=1e-5, atol=1e-6)
+    assert (outputs.computed, outputs.reused) == (3, 0)
+    # the same examples beside a longer one: other padding, another order, one new example
+    second = batch_of(tokenizer, [SEQUENCES[3], SEQUENCES[1], SEQUENCES[0]])
+    with torch.no_grad():
+        expected = teacher(second)
+    torch.testing.assert_close(outputs(second), expected, rtol=1e-5, atol=1e-6)
+    assert (outputs.computed, outputs.reused) == (4, 2)
+
+
+def test_padding_does_not_change_a_key_but_every_real_token_does(tokenizer: ProteinTokenizer) -> None:
+    alone = row_keys(batch_of(tokenizer, [SEQUENCES[2]]))[0]
+    padded = row_keys(batch_of(tokenizer, [SEQUENCES[2], SEQUENCES[3]]))[0]
+    assert alone == padded
+    assert row_keys(batch_of(tokenizer, ["MKW"]))[0] != alone  # one residue differs
+    assert row_keys(batch_of(tokenizer, ["MKVA"]))[0] != alone  # one residue more
+
+
+def test_a_saved_table_is_reused_and_refused_for_another_teacher(
+    tokenizer: ProteinTokenizer, teacher: Classifier, tmp_path: Path
+) -> None:
+    batch = batch_of(tokenizer, SEQUENCES)
+    first = TeacherOutputs(teacher, "teacher-a")
+    expected = first(batch)
+    first.save(tmp_path / "cache.pt")
+    again = TeacherOutputs(teacher, "teacher-a")
+    again.load(tmp_path / "cache.pt")
+    torch.testing.assert_close(again(batch), expected)
+    assert again.computed == 0
+    with pytest.raises(UserError, match="teacher-a"):
+        TeacherOutputs(teacher, "teacher-b").load(tmp_path / "cache.pt")
+
+
+def test_the_digest_names_the_checkpoints_bytes(tmp_path: Path) -> None:
+    one, two = tmp_path / "a.ckpt", tmp_path / "b" / "a.ckpt"
+    two.parent.mkdir()
+    one.write_bytes(b"weights")
+    two.write_bytes(b"weights!")
+    assert checkpoint_digest(one) != checkpoint_digest(two)
+    assert checkpoint_digest(one).startswith("a.ckpt:")
