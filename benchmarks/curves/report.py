@@ -2,7 +2,8 @@
 
 - points.csv: one row a run (the curves and the rate sweeps), the columns the docs tables read;
 - permutation/summary.csv: per (modality, arm) the accuracy with and without the fixed permutation;
-- report.md: per modality the curve with Wilson intervals, the gap, slope and closing size, and the cost.
+- report.md: per modality the curve with Wilson intervals, the gap, slope and closing size, and the cost;
+  for text, the distilled student against the same student (benchmarks.curves.distillation_report).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.plan import ModalityPlan
 from benchmarks.curves.rates import best_rate, interpolated_rate
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
@@ -161,6 +163,8 @@ def write_report(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> No
         "Written by `python -m benchmarks.bench_curves` from runs.jsonl.",
         "",
     ]
+    curve = curve_rows(rows, plans)
     for plan in plans.values():
         lines += modality_report(plan, rows, plans)
+        lines += distillation_report(plan, curve, path.parent / "teachers")
     path.write_text("\n".join(lines) + "\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.curves.distillation_report import distillation_report, distillation_rows
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, Teacher, run_args
 from benchmarks.curves.plan import MINILM_VOCABULARY, MODALITIES
 from benchmarks.curves.sweep import needed_keys
@@ -58,3 +59,24 @@ def test_distillation_arms_run_at_their_fractions_without_permutation_runs(tmp_p
         assert not any(k.permuted for k in pending)
     # counter: the transformer arm of the same plan does get permutation runs once its rates are chosen
     assert PLAN.arm("transformer").permutation_test
+
+
+def curve_row(arm: str, fraction: float, seed: int, acc: float) -> dict[str, object]:
+    return {"modality": "text", "arm": arm, "fraction": fraction, "seed": seed,
+            "n_train": int(5000 * fraction), "test_acc": acc, "n_test": 5000, "val_acc": acc}  # fmt: skip
+
+
+def test_the_report_gives_the_gain_with_an_interval_and_each_teachers_card(tmp_path: Path) -> None:
+    curve = [curve_row("student", f, s, 0.70 + 0.1 * f + 0.001 * s) for f in (0.1, 1.0) for s in (0, 1, 2)]
+    curve += [curve_row("distilled", 0.1, s, 0.75 + 0.001 * s) for s in (0, 1, 2)]  # +4.0 points at 10%
+    curve += [curve_row("distilled", 1.0, s, 0.80 + 0.001 * s) for s in (0, 1, 2)]  # level at 100%
+    (tmp_path / "f0.1.json").write_text(
+        '{"global_step": 300, "fit_seconds": 900.0, "test": {"test/acc": 0.81}, "command": "tabrasa fit x"}'
+    )
+    rows = distillation_rows(PLAN, curve)
+    assert [r["n_train"] for r in rows] == [500, 5000]
+    assert rows[0]["gain"] == pytest.approx(0.04) and rows[0]["low"] > 0
+    assert rows[1]["low"] < 0 < rows[1]["high"]  # counter: no gain, an interval around zero
+    text = "\n".join(distillation_report(PLAN, curve, tmp_path))
+    assert "| 500 | 3 | 0.711 | 0.751 | +4.0 |" in text and "helps" in text and "no effect shown" in text
+    assert "| 0.1 | 300 | 0.810 | 900 | `tabrasa fit x` |" in text
