@@ -80,3 +80,32 @@ def test_the_digest_names_the_checkpoints_bytes(tmp_path: Path) -> None:
     two.write_bytes(b"weights!")
     assert checkpoint_digest(one) != checkpoint_digest(two)
     assert checkpoint_digest(one).startswith("a.ckpt:")
+
+
+@pytest.mark.slow
+def test_a_distilling_fit_keeps_its_teachers_outputs_for_the_next(tmp_path: Path) -> None:
+    from tabrasa.training.lightning_cli import build_cli
+    from tests.deploy.conftest import TINY_ENCODER, fit_text_run
+
+    teacher = fit_text_run(tmp_path, "teacher", TINY_ENCODER, max_epochs=1)
+    cache = tmp_path / "teacher_outputs.pt"
+
+    def distil() -> TeacherOutputs:
+        cli = build_cli(
+            ["fit", "--config", str(tmp_path / "teacher.yaml"),
+             "--model.class_path", "tabrasa.tasks.distill.Distill",
+             "--model.init_args.teacher", str(teacher),
+             "--model.init_args.teacher_cache", str(cache),
+             "--trainer.max_epochs", "2", "--trainer.logger", "false",
+             "--trainer.default_root_dir", str(tmp_path / "students")],
+            save_config=False,
+        )  # fmt: skip
+        outputs = cli.model._teacher
+        assert isinstance(outputs, TeacherOutputs)
+        return outputs
+
+    first = distil()
+    # 40 lines of 2 distinct texts over 2 epochs: the teacher ran on each distinct text once
+    assert first.computed == 2 and first.reused > 0 and cache.exists()
+    second = distil()
+    assert second.computed == 0 and second.reused == first.computed + first.reused
