@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     if lane.count > 1 and not args.report_only:
         return 0  # the report waits for a call without --lane
     rows = list(RunLog(log_path, KEY_FIELDS).runs.values())
-    by_name = {plan.name: plan for plan in plans}
+    # every modality and arm, whatever this process trained: a sweep of one never drops another's rows
+    everything = selected_plans(list(MODALITIES), None, args.smoke, ROOT, check=False)
+    by_name = {plan.name: plan for plan in everything}
     write_points(rows, by_name, args.out / "points.csv")
     write_report(rows, by_name, args.out / "report.md")
     write_permutation(rows, by_name, args.permutation_out)

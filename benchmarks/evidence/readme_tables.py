@@ -316,6 +316,21 @@ def data_curves_table(results: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def data_distillation_table(results: Path) -> str:
+    """The distilled student against the same student on the curves' protocol, and each fraction's teacher."""
+    from benchmarks.curves.distillation_report import distillation_report
+    from benchmarks.curves.early_stopped_run import KEY_FIELDS as CURVE_KEYS
+    from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
+    from benchmarks.curves.report import curve_rows
+
+    log = results / "curves" / "runs.jsonl"
+    if not log.exists():
+        return "not measured yet\n"
+    curve = curve_rows(list(RunLog(log, CURVE_KEYS).runs.values()), CURVE_PLANS)
+    lines = distillation_report(CURVE_PLANS["text"], curve, results / "curves" / "teachers")[2:]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def data_permutation_table(results: Path) -> str:
     path = results / "permutation" / "summary.csv"
     if not path.exists():
@@ -413,6 +428,7 @@ def serve_table(results: Path) -> str:
 
 TABLES: dict[str, Callable[[Path], str]] = {
     "curves_data": data_curves_table,
+    "curves_distillation": data_distillation_table,
     "permutation_data": data_permutation_table,
     "presets": presets_table,
     "split_optimism": split_optimism_table,

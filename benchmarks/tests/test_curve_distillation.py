@@ -1,5 +1,6 @@
-"""The distillation arms of the text curves: the student and the distilled student share MiniLM's
-vocabulary, the distilled one reads its fraction's own teacher, and neither runs a permutation test."""
+"""The distillation arms of the text curves (the student and the distilled student share MiniLM's
+vocabulary, the distilled one reads its fraction's own teacher, and neither runs a permutation test), their
+report, and a report written after one modality's sweep that keeps every other modality."""
 
 from __future__ import annotations
 
@@ -80,3 +81,17 @@ def test_the_report_gives_the_gain_with_an_interval_and_each_teachers_card(tmp_p
     text = "\n".join(distillation_report(PLAN, curve, tmp_path))
     assert "| 500 | 3 | 0.711 | 0.751 | +4.0 |" in text and "helps" in text and "no effect shown" in text
     assert "| 0.1 | 300 | 0.810 | 900 | `tabrasa fit x` |" in text
+
+
+def test_a_report_after_one_modalitys_sweep_keeps_every_other_modality(tmp_path: Path) -> None:
+    import shutil
+
+    from benchmarks.bench_curves import main
+
+    shutil.copy(ROOT / "results" / "curves" / "runs.jsonl", tmp_path / "runs.jsonl")  # image and text runs
+    main(["--modalities", "text", "--report-only", "--out", str(tmp_path),
+          "--permutation-out", str(tmp_path / "summary.csv")])  # fmt: skip
+    points = (tmp_path / "points.csv").read_text()
+    assert "\nimage," in points and "\ntext," in points
+    assert "## image" in (tmp_path / "report.md").read_text()
+    assert "image," in (tmp_path / "summary.csv").read_text()  # the image permutation rows stay
