@@ -316,6 +316,26 @@ def data_curves_table(results: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def data_protocol_table(results: Path) -> str:
+    """Each modality's training protocol as benchmarks/curves/plan.py declares it (no measurement)."""
+    from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
+
+    del results  # the table is the plan's, so it cannot drift from the code that runs
+    lines = [
+        "| modality | fractions | seeds | epoch cap | min steps | patience (validations, at least steps) "
+        "| batch | width | data settings |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for plan in CURVE_PLANS.values():
+        p = plan.protocol
+        data = ", ".join(f"`{k}` {v}" for k, v in p.data.items()) or "the preset's"
+        lines.append(
+            f"| {plan.name} | {', '.join(f'{f:g}' for f in p.fractions)} | {len(p.seeds)} | {p.max_epochs} "
+            f"| {p.min_steps:,} | {p.patience}, {p.patience_steps} | {p.batch_size} | {p.width} | {data} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def data_distillation_table(results: Path) -> str:
     """The distilled student against the same student on the curves' protocol, and each fraction's teacher."""
     from benchmarks.curves.distillation_report import distillation_report
@@ -429,6 +449,7 @@ def serve_table(results: Path) -> str:
 TABLES: dict[str, Callable[[Path], str]] = {
     "curves_data": data_curves_table,
     "curves_distillation": data_distillation_table,
+    "curves_protocol": data_protocol_table,
     "permutation_data": data_permutation_table,
     "presets": presets_table,
     "split_optimism": split_optimism_table,
