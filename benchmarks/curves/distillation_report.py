@@ -1,6 +1,7 @@
 """The seed's distillation claim read from the curves: at each fraction the distilled student minus the same
 student trained on its labels alone, with a bootstrap interval over seeds and test examples, and the teacher
-each fraction had (its command, steps and test accuracy, from the run card the teacher's `fit` wrote)."""
+each fraction had (its command, steps and validation accuracy, from the run card the teacher's `fit`
+wrote)."""
 
 from __future__ import annotations
 
@@ -54,12 +55,12 @@ def distillation_report(plan: ModalityPlan, curve: Sequence[dict[str, Any]], tea
         )
     lines += [
         "",
-        "| teacher for fraction | steps | test accuracy | fit seconds | command |",
+        "| teacher for fraction | steps | validation accuracy | fit seconds | command |",
         "|---|---|---|---|---|",
     ]
     for card in sorted(teachers.glob("f*.json")):
         record = json.loads(card.read_text())
-        accuracy = record.get("test", {}).get("test/acc", float("nan"))
+        accuracy = record.get("selected_on", {}).get("value", float("nan"))
         lines.append(
             f"| {card.stem.removeprefix('f')} | {record.get('global_step')} | {accuracy:.3f} | "
             f"{record.get('fit_seconds', float('nan')):.0f} | `{record.get('command', '')}` |"

@@ -72,7 +72,8 @@ def test_the_report_gives_the_gain_with_an_interval_and_each_teachers_card(tmp_p
     curve += [curve_row("distilled", 0.1, s, 0.75 + 0.001 * s) for s in (0, 1, 2)]  # +4.0 points at 10%
     curve += [curve_row("distilled", 1.0, s, 0.80 + 0.001 * s) for s in (0, 1, 2)]  # level at 100%
     (tmp_path / "f0.1.json").write_text(
-        '{"global_step": 300, "fit_seconds": 900.0, "test": {"test/acc": 0.81}, "command": "tabrasa fit x"}'
+        '{"global_step": 300, "fit_seconds": 900.0, "selected_on": {"metric": "val/acc", "value": 0.81}, '
+        '"command": "tabrasa fit x"}'
     )
     rows = distillation_rows(PLAN, curve)
     assert [r["n_train"] for r in rows] == [500, 5000]
