@@ -88,4 +88,4 @@ def teacher_for(root: Path, folder: Path, arm: Arm, key: RunKey, protocol: Proto
         )
         atomic_write(card, lambda tmp: tmp.write_text(json.dumps(record, indent=2) + "\n"))
     run = runs[-1].parents[1]
-    return Teacher(run=str(run), outputs=str(home / "teacher_outputs.pt"))
+    return Teacher(run=str(run), outputs=str(home / "teacher_outputs.safetensors"))

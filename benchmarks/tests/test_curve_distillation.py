@@ -24,7 +24,7 @@ def key(arm: str, fraction: float = 0.1) -> RunKey:
 
 
 def test_both_students_read_minilms_vocabulary_and_only_one_its_teacher() -> None:
-    teacher = Teacher(run="results/curves/teachers/f0.1/imdb_minilm/version_0", outputs="cache.pt")
+    teacher = Teacher(run="results/curves/teachers/f0.1/imdb_minilm/version_0", outputs="cache.safetensors")
     student = run_args(ROOT, PLAN.arm("student"), key("student"), PLAN.protocol, PLAN.permutation_flag)
     distilled = run_args(
         ROOT, PLAN.arm("distilled"), key("distilled"), PLAN.protocol, PLAN.permutation_flag, teacher=teacher

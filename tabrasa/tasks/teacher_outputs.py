@@ -13,9 +13,12 @@ digest and is refused for any other teacher, so stale targets can never be read.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 from torch import nn
 
 from tabrasa.errors import UserError
@@ -78,23 +81,23 @@ class TeacherOutputs(nn.Module):
         return torch.stack([self.table[key] for key in keys]).to(device)
 
     def save(self, path: str | Path) -> None:
+        """As safetensors (never a pickle): the outputs (K, C) as a tensor, keys and teacher in metadata."""
         keys = sorted(self.table)
-        payload = {
-            "source": self.source,
-            "keys": keys,
-            "outputs": torch.stack([self.table[k] for k in keys]) if keys else torch.empty(0),
-        }
-        atomic_write(path, lambda tmp: torch.save(payload, tmp))
+        outputs = torch.stack([self.table[k] for k in keys]) if keys else torch.zeros(0)
+        metadata = {"source": self.source, "keys": json.dumps(keys)}
+        atomic_write(path, lambda tmp: save_file({"outputs": outputs.contiguous()}, tmp, metadata=metadata))
 
     def load(self, path: str | Path) -> None:
         """Add a saved table's rows; refuses a table written for another teacher."""
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-        if payload.get("source") != self.source:
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            outputs = handle.get_tensor("outputs")
+        if metadata.get("source") != self.source:
             raise UserError(
-                f"teacher_cache {path}: written for teacher {payload.get('source')!r}, not for this one "
+                f"teacher_cache {path}: written for teacher {metadata.get('source')!r}, not for this one "
                 f"({self.source!r}); give each teacher its own cache file, or delete this one"
             )
-        for key, row in zip(payload["keys"], payload["outputs"], strict=True):
+        for key, row in zip(json.loads(metadata["keys"]), outputs, strict=True):
             self.table[key] = row
 
 

@@ -64,13 +64,13 @@ def test_a_saved_table_is_reused_and_refused_for_another_teacher(
     batch = batch_of(tokenizer, SEQUENCES)
     first = TeacherOutputs(teacher, "teacher-a")
     expected = first(batch)
-    first.save(tmp_path / "cache.pt")
+    first.save(tmp_path / "cache.safetensors")
     again = TeacherOutputs(teacher, "teacher-a")
-    again.load(tmp_path / "cache.pt")
+    again.load(tmp_path / "cache.safetensors")
     torch.testing.assert_close(again(batch), expected)
     assert again.computed == 0
     with pytest.raises(UserError, match="teacher-a"):
-        TeacherOutputs(teacher, "teacher-b").load(tmp_path / "cache.pt")
+        TeacherOutputs(teacher, "teacher-b").load(tmp_path / "cache.safetensors")
 
 
 def test_the_digest_names_the_checkpoints_bytes(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_a_distilling_fit_keeps_its_teachers_outputs_for_the_next(tmp_path: Path
     from tests.deploy.conftest import TINY_ENCODER, fit_text_run
 
     teacher = fit_text_run(tmp_path, "teacher", TINY_ENCODER, max_epochs=1)
-    cache = tmp_path / "teacher_outputs.pt"
+    cache = tmp_path / "teacher_outputs.safetensors"
 
     def distil() -> TeacherOutputs:
         cli = build_cli(
