@@ -116,7 +116,8 @@ def test_the_patch_embedder_gives_one_token_a_patch_and_one_byte_moves_only_its_
     with torch.no_grad():
         tokens = embedder(batch)
     assert tokens.x.shape == (2, 3, 32) and torch.equal(tokens.mask, batch["attention_mask"])
-    assert torch.equal(tokens.x[0, [0, 2]], tokens.x[1, [0, 2]])
+    # equal up to float rounding: BLAS may block two rows of one batch differently, so not bit-equal
+    torch.testing.assert_close(tokens.x[0, [0, 2]], tokens.x[1, [0, 2]], rtol=0, atol=1e-6)
     assert not torch.allclose(tokens.x[0, 1], tokens.x[1, 1])
     with torch.no_grad():  # the bytes' order inside a patch is seen: "ab" is not "ba"
         swapped = embedder(tok.encode_batch(["ba"])).x
