@@ -62,6 +62,11 @@ class Teacher:
     outputs: str
 
 
+def data_args(protocol: Protocol) -> list[str]:
+    """The protocol's data settings as CLI overrides (a limit per split, the validation size, a length)."""
+    return [arg for name, value in protocol.data.items() for arg in (f"--data.init_args.{name}", str(value))]
+
+
 def run_args(
     root: Path,
     arm: Arm,
@@ -96,8 +101,7 @@ def run_args(
     ]  # fmt: skip
     if key.lr > 0:  # a floor (lr 0) trains no network: the config's rate stays, unused
         args += ["--model.init_args.optimizer.lr", f"{key.lr:g}"]
-    for name, value in protocol.data.items():
-        args += [f"--data.init_args.{name}", str(value)]
+    args += data_args(protocol)
     if arm.pretrain is not None:
         if export is None:
             raise ValueError(f"{key}: the self-pretrained arm needs its pretraining export")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.curves.early_stopped_run import RunKey, Teacher
+from benchmarks.curves.early_stopped_run import RunKey, Teacher, data_args
 from benchmarks.curves.plan import Arm, Protocol
 from tabrasa.io import atomic_write
 
@@ -51,9 +51,7 @@ def teacher_args(
         "--trainer.logger.init_args.save_dir", str(folder),
         "--test_after_fit", "false",  # the teacher is judged on validation, like every choice here
     ]  # fmt: skip
-    for name, value in protocol.data.items():  # the student's data: its limit, validation split, length
-        args += [f"--data.init_args.{name}", str(value)]
-    return args
+    return args + data_args(protocol)  # the student's data: its limit, validation split, length
 
 
 def fraction_size(root: Path, arm: Arm, key: RunKey, protocol: Protocol) -> int:
@@ -61,9 +59,7 @@ def fraction_size(root: Path, arm: Arm, key: RunKey, protocol: Protocol) -> int:
     from tabrasa.training.lightning_cli import build_cli
 
     args = ["--config", str(root / arm.teacher), "--data.init_args.train_fraction", f"{key.fraction:g}"]
-    for name, value in protocol.data.items():
-        args += [f"--data.init_args.{name}", str(value)]
-    cli = build_cli(args, run=False, save_config=False)
+    cli = build_cli(args + data_args(protocol), run=False, save_config=False)
     return len(cli.datamodule.splits["train"])
 
 

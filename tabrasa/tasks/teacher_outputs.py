@@ -63,7 +63,9 @@ class TeacherOutputs(nn.Module):
 
     def forward(self, batch: Batch) -> torch.Tensor:
         keys = row_keys(batch)
-        first = {key: i for i, key in reversed(list(enumerate(keys)))}  # a repeated example runs once
+        first: dict[str, int] = {}  # each key's first row: an example repeated in the batch runs once
+        for i, key in enumerate(keys):
+            first.setdefault(key, i)
         missing = [i for key, i in first.items() if key not in self.table]
         if missing:
             index = torch.tensor(missing)
