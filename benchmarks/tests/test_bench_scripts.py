@@ -145,3 +145,14 @@ def test_bench_joint_end_to_end_gives_each_separate_model_an_even_share_of_the_j
         assert by[("separate@wall", task)]["steps"] == max(1, round(2 * (joint / 4) / rate))
         assert 0.0 <= by[("joint", task)]["test_acc"] <= 1.0
     assert (tmp_path / "table.md").read_text().startswith("`python -m benchmarks.bench_joint --steps 2")
+
+
+def test_bench_mamba_scan_times_both_paths_of_one_model(tmp_path: Path) -> None:
+    out = tmp_path / "scan.json"
+    result = load("bench_mamba_scan").main(["--smoke", "--out", str(out)])
+    assert json.loads(out.read_text())["rows"] == result["rows"]
+    (row,) = result["rows"]
+    assert set(row["seconds"]) == {"parallel", "sequential"}
+    seconds = row["seconds"]
+    assert row["sequential_speedup"] == pytest.approx(seconds["parallel"] / seconds["sequential"])
+    assert result["command"].endswith(f"--out {out}")

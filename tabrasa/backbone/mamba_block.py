@@ -19,6 +19,7 @@ from tabrasa.backbone.selective_scan import (
     ScanInputs,
     fused_kernel,
     fused_selective_scan,
+    resolved_scan,
     selective_scan,
     step,
 )
@@ -71,6 +72,7 @@ class SelectiveSSM(nn.Module):
             x = x.masked_fill(~real[..., None], 0.0)
         u = F.silu(self.conv1d(x.transpose(1, 2))[..., :L].transpose(1, 2))  # (B, L, E)
         inputs = self._scan_inputs(u, real)
+        mode = resolved_scan(mode, u.device)
         kernel = fused_kernel() if use_kernel and mode == "parallel" and u.is_cuda else None
         with torch.autocast(u.device.type, enabled=False):
             y = selective_scan(inputs, mode) if kernel is None else fused_selective_scan(kernel, inputs)
@@ -160,7 +162,7 @@ class MambaLayer(nn.Module):
         x: torch.Tensor,
         real: torch.Tensor | None,
         reverse: torch.Tensor,
-        mode: ScanMode = "parallel",
+        mode: ScanMode = "auto",
         use_kernel: bool = True,
     ) -> torch.Tensor:
         return x + self.drop(self.mixer(self.norm(x), real, reverse, mode, use_kernel))

@@ -102,10 +102,20 @@ def discretize(inputs: ScanInputs) -> tuple[torch.Tensor, torch.Tensor]:
     return decay, drive
 
 
-def selective_scan(inputs: ScanInputs, mode: ScanMode = "parallel") -> torch.Tensor:
+def resolved_scan(mode: ScanMode, device: torch.device) -> ScanMode:
+    """ "auto" → "sequential" on the CPU, "parallel" on an accelerator; an explicit mode stays as it is."""
+    if mode != "auto":
+        return mode
+    return "sequential" if device.type == "cpu" else "parallel"
+
+
+def selective_scan(inputs: ScanInputs, mode: ScanMode = "auto") -> torch.Tensor:
     """Over a sequence (B, L, ·) → y (B, L, E)."""
     decay, drive = discretize(inputs)  # (B, L, E, N) each
-    h = parallel_scan(decay, drive) if mode == "parallel" else sequential_scan(decay, drive)
+    if resolved_scan(mode, decay.device) == "parallel":
+        h = parallel_scan(decay, drive)
+    else:
+        h = sequential_scan(decay, drive)
     return torch.einsum("blen,bln->ble", h, inputs.c) + inputs.d * inputs.u
 
 

@@ -12,7 +12,8 @@ import yaml
 from jsonargparse import ArgumentParser
 
 from tabrasa.backbone import Backbone, Mamba, MambaConfig
-from tabrasa.backbone.selective_scan import parallel_scan, sequential_scan
+from tabrasa.backbone import selective_scan as selective_scan_module
+from tabrasa.backbone.selective_scan import parallel_scan, resolved_scan, sequential_scan
 from tabrasa.backbone.sequence_lstm import reversal_index
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "backbone"
@@ -126,6 +127,23 @@ def test_parallel_and_sequential_scans_agree_in_outputs_and_gradients() -> None:
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
 
 
+def test_auto_scan_takes_the_loop_on_the_cpu_and_the_parallel_scan_on_an_accelerator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert resolved_scan("auto", torch.device("cpu")) == "sequential"
+    assert resolved_scan("auto", torch.device("cuda")) == "parallel"
+    assert resolved_scan("parallel", torch.device("cpu")) == "parallel"  # an explicit choice stays
+
+    def refuse(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        raise AssertionError("the parallel scan ran")
+
+    monkeypatch.setattr(selective_scan_module, "parallel_scan", refuse)
+    _, padded, mask = padded_batch()
+    tiny(scan="auto")(padded, mask)  # on this CPU: the loop
+    with pytest.raises(AssertionError, match="the parallel scan ran"):  # counter-test: the patch bites
+        tiny(scan="parallel")(padded, mask)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_streaming_steps_reproduce_the_parallel_forward(dtype: torch.dtype) -> None:
     model = tiny(bidirectional=False).to(dtype)
@@ -200,7 +218,7 @@ def test_a_log_is_declared_exempt_from_weight_decay() -> None:
         ("dt_rank", "big", r"dt_rank='big' must be 'auto'"),
         ("dt_rank", 0, r"dt_rank=0 must be 'auto'"),
         ("dropout", 1.0, r"MambaConfig.dropout=1.0 must be in \[0, 1\)"),
-        ("scan", "chunked", r"MambaConfig.scan='chunked' is not known; choose one of parallel, sequential"),
+        ("scan", "chunked", r"scan='chunked' is not known; choose one of auto, parallel, sequential"),
         ("norm_eps", 0.0, r"MambaConfig.norm_eps=0.0 must be a finite value > 0"),
     ],
 )

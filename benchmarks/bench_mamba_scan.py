@@ -1,0 +1,87 @@
+"""Which selective-scan path trains a Mamba backbone faster on this machine: the parallel (odd/even) scan or
+the sequential loop. Both compute the same outputs (tests/backbone/test_mamba.py); `scan: auto` picks one
+per device, and this script is the measurement behind that choice.
+
+A whole backbone (configs/backbone/mamba.yaml's depth 3, bidirectional), forward + backward on a batch of
+32 at the widths and lengths the learning curves and presets use, fp32, both paths interleaved round by
+round in one process (benchmarks.evidence.timing), median seconds a step.
+
+    python -m benchmarks.bench_mamba_scan --out results/mixers/mamba_scan.json   # CPU, a few minutes
+    python -m benchmarks.bench_mamba_scan --smoke                                # seconds, checks the script
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from benchmarks.bench_common import setup
+from benchmarks.evidence.timing import interleaved
+from tabrasa.backbone.mamba import Mamba
+from tabrasa.backbone.mamba_config import MambaConfig
+
+PATHS = ("parallel", "sequential")
+
+
+def training_step(model: Mamba, batch: int, length: int) -> Callable[[], None]:
+    x = torch.randn(batch, length, model.config.dim)
+
+    def step() -> None:
+        model.zero_grad(set_to_none=True)
+        model(x).sum().backward()
+
+    return step
+
+
+def compare(shapes: list[tuple[int, int]], batch: int, depth: int, repeats: int) -> list[dict[str, Any]]:
+    """One row per (dim, length): each path's median seconds a step and sequential's speed-up."""
+    rows = []
+    for dim, length in shapes:
+        models = {path: Mamba(MambaConfig(dim=dim, depth=depth, scan=path)) for path in PATHS}
+        models["sequential"].load_state_dict(models["parallel"].state_dict())
+        timings = interleaved(
+            {path: training_step(model, batch, length) for path, model in models.items()},
+            torch.device("cpu"),
+            repeats,
+            warmup=1,
+        )
+        seconds = {path: timings[path].median for path in PATHS}
+        rows.append({
+            "dim": dim, "length": length, "batch": batch, "depth": depth,
+            "seconds": seconds, "sequential_speedup": seconds["parallel"] / seconds["sequential"],
+        })  # fmt: skip
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    shapes = ["64x26", "64x128", "128x128", "128x256"]  # the curves' audio and text, the presets' text
+    p.add_argument("--shapes", nargs="+", default=shapes, help="DIMxLENGTH, each timed")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--depth", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1, help="1: as each lane of the curves trains")
+    p.add_argument("--smoke", action="store_true", help="one tiny shape, one round")
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args(argv)
+    machine = setup(args.threads)
+    if args.smoke:
+        args.shapes, args.batch, args.depth, args.repeats = ["16x12"], 2, 1, 1
+    shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
+    rows = compare(shapes, args.batch, args.depth, args.repeats)  # type: ignore[arg-type]
+    command = "python -m benchmarks.bench_mamba_scan" + ("" if args.out is None else f" --out {args.out}")
+    result = {"command": command, "machine": machine, "settings": vars(args) | {"out": None}, "rows": rows}
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
