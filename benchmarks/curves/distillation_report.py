@@ -39,13 +39,19 @@ def distillation_rows(plan: ModalityPlan, curve: Sequence[dict[str, Any]]) -> li
 
 
 def distillation_report(plan: ModalityPlan, curve: Sequence[dict[str, Any]], teachers: Path) -> list[str]:
+    """The report's section: a heading over distillation_tables (nothing for a modality without the arms)."""
     if not {STUDENT, DISTILLED} <= {a.name for a in plan.arms}:
         return []
-    lines = [f"### {plan.name}: distillation", ""]
+    return [f"### {plan.name}: distillation", "", *distillation_tables(plan, curve, teachers)]
+
+
+def distillation_tables(plan: ModalityPlan, curve: Sequence[dict[str, Any]], teachers: Path) -> list[str]:
+    """The gain per fraction and the teachers behind it, as Markdown lines without a heading (the docs page
+    embeds them under its own)."""
     rows = distillation_rows(plan, curve)
     if not rows:
-        return [*lines, "No fraction has both the student and the distilled student yet.", ""]
-    lines += ["| training examples | seeds | student | distilled | gain (points) | 95% interval | reading |"]
+        return ["No fraction has both the student and the distilled student yet.", ""]
+    lines = ["| training examples | seeds | student | distilled | gain (points) | 95% interval | reading |"]
     lines += ["|---|---|---|---|---|---|---|"]
     for r in rows:
         reading = "helps" if r["low"] > 0 else "hurts" if r["high"] < 0 else "no effect shown"

@@ -338,7 +338,7 @@ def data_protocol_table(results: Path) -> str:
 
 def data_distillation_table(results: Path) -> str:
     """The distilled student against the same student on the curves' protocol, and each fraction's teacher."""
-    from benchmarks.curves.distillation_report import distillation_report
+    from benchmarks.curves.distillation_report import distillation_tables
     from benchmarks.curves.early_stopped_run import KEY_FIELDS as CURVE_KEYS
     from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
     from benchmarks.curves.report import curve_rows
@@ -347,7 +347,7 @@ def data_distillation_table(results: Path) -> str:
     if not log.exists():
         return "not measured yet\n"
     curve = curve_rows(list(RunLog(log, CURVE_KEYS).runs.values()), CURVE_PLANS)
-    lines = distillation_report(CURVE_PLANS["text"], curve, results / "curves" / "teachers")[2:]
+    lines = distillation_tables(CURVE_PLANS["text"], curve, results / "curves" / "teachers")
     return "\n".join(lines).rstrip() + "\n"
 
 

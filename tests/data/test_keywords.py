@@ -205,3 +205,19 @@ def test_batched_reading_equals_row_by_row_tokenising(tiny: Path) -> None:
         assert batched["label"].tolist() == [int(v) for v in dm.splits[split]["label"]]
     train = dm.dataset("train").__getitems__([0] * 8)["features"]
     assert len({t.numpy().tobytes() for t in train}) == 8, "each copy of a clip gets its own mix and masks"
+
+
+def test_raw_input_gives_the_fixed_mix_outside_training_and_one_seeded_mix_per_training_clip(
+    tiny: Path,
+) -> None:
+    dm = tiny_module(tiny)
+    test_row = dm.splits["test"][0]
+    np.testing.assert_array_equal(dm.raw_input(test_row, "test"), dm.audio(test_row, False))
+    rows = [dm.splits["train"][i] for i in range(3)]
+    first = [dm.raw_input(row, "train") for row in rows]
+    for row, wave in zip(rows, first, strict=True):
+        np.testing.assert_array_equal(dm.raw_input(row, "train"), wave)  # the same row, the same mix
+    assert len({wave.tobytes() for wave in first}) == 3
+    # counter-check: training itself still draws a fresh mix for the same row
+    assert not np.array_equal(dm.audio(rows[0], True), dm.audio(rows[0], True))
+    assert dm.tokenizer(first[0])["features"].shape == (101, 64)  # the tokenizer reads it as is

@@ -8,6 +8,7 @@ re-mixed every time they are read: a new time shift, noise window, SNR and gain 
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -118,6 +119,15 @@ class KeywordsDataModule(TabrasaDataModule):
             return self.settings.mixer().draw(utterance, self._train_noise, rng).audio
         speech = place(utterance, int(row["onset"]), self.settings.samples)
         return (speech + from_int16(row["noise"])) * np.float32(10 ** (float(row["gain_db"]) / 20))
+
+    def raw_input(self, row: dict[str, Any], split: str) -> np.ndarray:
+        """One row → its waveform, for readers that take each example once (a sklearn floor, predict):
+        the fixed mix outside training; in training one mix, seeded by the clip's samples so that a row
+        always gives the same one (training itself draws a fresh mix each epoch, in `fetch`)."""
+        if split != "train":
+            return self.audio(row, train=False)
+        clip = zlib.crc32(np.ascontiguousarray(row["utterance"]).tobytes())
+        return self.audio(row, train=True, rng=np.random.default_rng([self.seed, 11, clip]))
 
     def dataset(self, split: str) -> Dataset[Batch]:
         rows = self.splits[split].with_format("arrow")
