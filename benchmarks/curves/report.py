@@ -17,6 +17,7 @@ import numpy as np
 
 from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.plan import ModalityPlan
+from benchmarks.curves.plan_cost import plan_cost
 from benchmarks.curves.rates import best_rate, interpolated_rate
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
 
@@ -150,9 +151,14 @@ def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: P
         lines += ["", reading]
     mine = [r for r in rows if r["modality"] == plan.name]
     open_runs = sum(1 for r in mine if not r.get("converged"))
-    hours = sum(float(r["seconds"]) for r in mine) / 3600
-    lines += ["", f"Cost so far: {len(mine)} runs, {hours:.2f} lane-hours; {open_runs} runs not converged"]
-    lines += ["(best validation at their last evaluation).", ""]
+    cost = plan_cost(plan, rows, list(plans.values()))
+    lines += [
+        "",
+        f"Cost so far: {cost.runs_done} runs, {cost.hours_done:.2f} lane-hours; {open_runs} runs not",
+    ]
+    lines += ["converged (best validation at their last evaluation)."]
+    lines += [f"Left in the plan: at least {cost.runs_left} runs, about {cost.hours_left:.1f} lane-hours at"]
+    lines += [f"{cost.seconds_a_run:,.0f} s a network run (the mean of {cost.priced_by}).", ""]
     return lines
 
 
@@ -161,6 +167,14 @@ def write_report(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> No
         "# Data-using learning curves",
         "",
         "Written by `python -m benchmarks.bench_curves` from runs.jsonl.",
+        "",
+    ]
+    costs = [plan_cost(plan, rows, list(plans.values())) for plan in plans.values()]
+    done, left = sum(c.hours_done for c in costs), sum(c.hours_left for c in costs)
+    lines += [
+        f"The whole plan: {done:.1f} lane-hours run, about {left:.0f} left",
+        f"({sum(c.runs_left for c in costs)} runs at least; a rate sweep still open may add runs, and",
+        "pretraining is not counted).",
         "",
     ]
     curve = curve_rows(rows, plans)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -98,15 +98,22 @@ class RunKey(Protocol):
 class RunLog:
     """Append-only JSONL of finished runs, keyed by `key_fields`: the resume point of a sweep."""
 
-    def __init__(self, path: Path, key_fields: tuple[str, ...]) -> None:
+    def __init__(self, path: Path | None, key_fields: tuple[str, ...]) -> None:
         self.path = path
         self.key_fields = key_fields
         self.runs: dict[str, dict[str, Any]] = {}
         self.refresh()
 
+    @classmethod
+    def of_runs(cls, runs: Iterable[dict[str, Any]], key_fields: tuple[str, ...]) -> RunLog:
+        """Finished runs as a log that no file backs (a report's view of them): adding to it raises."""
+        log = cls(None, key_fields)
+        log.runs = {log._id(run): run for run in runs}
+        return log
+
     def refresh(self) -> None:
         """Read what other processes appended since (a log may be shared by several)."""
-        if self.path.exists():
+        if self.path is not None and self.path.exists():
             text = self.path.read_text()
             for line in text[: text.rfind("\n") + 1].splitlines():  # a line still being written waits
                 if line.strip():
@@ -125,6 +132,10 @@ class RunLog:
         return self.runs.get(self._id(asdict(key)))  # type: ignore[call-overload]
 
     def add(self, run: dict[str, Any]) -> None:
+        if self.path is None:
+            raise ValueError(
+                "this run log is a view of finished runs (RunLog.of_runs): give it a file to add"
+            )
         self.runs[self._id(run)] = run
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a") as handle:

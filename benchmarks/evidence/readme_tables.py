@@ -316,6 +316,32 @@ def data_curves_table(results: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def data_cost_table(results: Path) -> str:
+    """What the data-using plan has cost and still needs, per modality (benchmarks.curves.plan_cost)."""
+    from benchmarks.curves.early_stopped_run import KEY_FIELDS as CURVE_KEYS
+    from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
+    from benchmarks.curves.plan_cost import plan_cost
+
+    log = results / "curves" / "runs.jsonl"
+    rows = list(RunLog(log, CURVE_KEYS).runs.values()) if log.exists() else []
+    plans = list(CURVE_PLANS.values())
+    lines = [
+        "| modality | runs done | lane-hours run | runs left (at least) | lane-hours left "
+        "| a network run priced at |",
+        "|---|---|---|---|---|---|",
+    ]
+    costs = [(plan, plan_cost(plan, rows, plans)) for plan in plans]
+    for plan, c in costs:
+        lines.append(
+            f"| {plan.name} | {c.runs_done} | {c.hours_done:.1f} | {c.runs_left} | {c.hours_left:.1f} "
+            f"| {c.seconds_a_run:,.0f} s (mean of {c.priced_by}) |"
+        )
+    done, left = sum(c.hours_done for _, c in costs), sum(c.hours_left for _, c in costs)
+    runs_done, runs_left = sum(c.runs_done for _, c in costs), sum(c.runs_left for _, c in costs)
+    lines.append(f"| all | {runs_done} | {done:.1f} | {runs_left} | {left:.1f} | |")
+    return "\n".join(lines) + "\n"
+
+
 def data_protocol_table(results: Path) -> str:
     """Each modality's training protocol as benchmarks/curves/plan.py declares it (no measurement)."""
     from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
@@ -450,6 +476,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "curves_data": data_curves_table,
     "curves_distillation": data_distillation_table,
     "curves_protocol": data_protocol_table,
+    "curves_cost": data_cost_table,
     "permutation_data": data_permutation_table,
     "presets": presets_table,
     "split_optimism": split_optimism_table,
