@@ -10,6 +10,12 @@ scaling exponent is the log-log slope of time against tokens from the shortest t
 
     python -m benchmarks.bench_mixers --out results/mixers/scaling.json     # CPU, minutes
     python -m benchmarks.bench_mixers --smoke                               # seconds, checks the script
+    python -m benchmarks.bench_mixers --device cuda --precision bf16 --out results/gpu/mixers.json
+
+On a GPU (step 5 of scripts/gpu_evidence.sh) the clocks are synchronised and peak memory is CUDA's
+allocator high-water mark; with bf16 every family runs under autocast (Mamba's scan itself stays fp32, as
+mamba_ssm's kernels do). Mamba's `scan: auto` takes the parallel scan there, or mamba_ssm's fused kernel
+where it is installed.
 """
 
 from __future__ import annotations
@@ -51,26 +57,48 @@ def families(dim: int, n: int) -> dict[str, Callable[[], nn.Module]]:
     }
 
 
-def step_of(model: nn.Module, n: int, dim: int) -> Callable[[], None]:
-    x = torch.randn(1, n, dim, requires_grad=True)
+def step_of(model: nn.Module, n: int, dim: int, device: torch.device, bf16: bool) -> Callable[[], None]:
+    x = torch.randn(1, n, dim, device=device, requires_grad=True)
 
     def step() -> None:
-        model(x).sum().backward()
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            out = model(x)
+        out.float().sum().backward()
         model.zero_grad(set_to_none=True)
         x.grad = None
 
     return step
 
 
-def scaling(lengths: list[int], dim: int, repeats: int, names: list[str]) -> list[dict[str, Any]]:
+def device_peak_bytes(step: Callable[[], None], device: torch.device) -> int:
+    """The step's peak tensor memory: CUDA's allocator high-water mark above what was already allocated,
+    or on the CPU the profiler's allocation records (benchmarks.bench_attention.peak_bytes)."""
+    if device.type != "cuda":
+        return peak_bytes(step)
+    torch.cuda.synchronize(device)
+    before = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    step()
+    torch.cuda.synchronize(device)
+    return torch.cuda.max_memory_allocated(device) - before
+
+
+def scaling(
+    lengths: list[int],
+    dim: int,
+    repeats: int,
+    names: list[str],
+    device: torch.device,
+    bf16: bool,
+) -> list[dict[str, Any]]:
     rows = []
     for n in lengths:
-        models = {name: build() for name, build in families(dim, n).items() if name in names}
-        steps = {name: step_of(model, n, dim) for name, model in models.items()}
-        times = interleaved(steps, torch.device("cpu"), repeats, 1)
+        models = {name: build().to(device) for name, build in families(dim, n).items() if name in names}
+        steps = {name: step_of(model, n, dim, device, bf16) for name, model in models.items()}
+        times = interleaved(steps, device, repeats, 1)
         for name in steps:
             seconds = times[name].median
-            peak = peak_bytes(steps[name]) / 2**20
+            peak = device_peak_bytes(steps[name], device) / 2**20
             rows.append(
                 {
                     "family": name,
@@ -117,18 +145,28 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--dim", type=int, default=128)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU variant")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     p.add_argument("--smoke", action="store_true", help="two short lengths, one round")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit(f"bench_mixers: --device {args.device}, but torch sees no CUDA device; use cpu")
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     if args.smoke:
         args.lengths, args.repeats, args.dim = [64, 256], 1, 32
-    rows = scaling(args.lengths, args.dim, args.repeats, args.families)
+    rows = scaling(args.lengths, args.dim, args.repeats, args.families, device, args.precision == "bf16")
     settings = {k: v for k, v in vars(args).items() if k != "out"}
     result = {"settings": settings, "rows": rows, "summary": summarise(rows), "torch": torch.__version__}
-    result["command"] = "python -m benchmarks.bench_mixers" + (
-        "" if args.out is None else f" --out {args.out}"
+    if device.type == "cuda":
+        result["gpu"] = torch.cuda.get_device_name(device)
+    flags = ("" if device.type == "cpu" else f" --device {args.device}") + (
+        "" if args.precision == "fp32" else f" --precision {args.precision}"
+    )
+    result["command"] = (
+        "python -m benchmarks.bench_mixers" + flags + ("" if args.out is None else f" --out {args.out}")
     )
     print(json.dumps(result["summary"], indent=2))
     if args.out is not None:

@@ -4,7 +4,9 @@
 #   2. bf16 training throughput of tabrasa's backbone against timm ViT blocks and Hugging Face BertModel at
 #      the README's shapes, tokens/s and MFU against the GPU's measured bf16 matmul peak;
 #   3. one epoch of the IMDB preset in bf16 on the GPU, tested on the whole test split;
-#   4. FSDP / FSDP2 against DDP: peak memory per device (scripts/gpu_sharding.py).
+#   4. FSDP / FSDP2 against DDP: peak memory per device (scripts/gpu_sharding.py);
+#   5. the mixers (Mamba, GAU, FLASH, continuous depth) against full and local attention from 256 to 16,384
+#      tokens, bf16: time and peak memory per length (python -m benchmarks.bench_mixers).
 # Everything goes under $OUT_DIR (default results/gpu/), with nvidia-smi's view of the device.
 #
 #   bash scripts/gpu_evidence.sh                      # on the GPU machine
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/.."
 TINY=0
 [[ "${1:-}" == "--tiny" ]] && TINY=1
 OUT_DIR=${OUT_DIR:-results/gpu}
-STEPS=${STEPS:-"1 2 3 4"}
+STEPS=${STEPS:-"1 2 3 4 5"}
 if [[ $TINY == 1 ]]; then DEVICE=${DEVICE:-cpu}; else DEVICE=${DEVICE:-cuda}; fi
 if [[ $DEVICE == cuda ]] && ! python -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
   echo "gpu_evidence.sh: no CUDA device visible to torch; run it on the GPU machine, or --tiny on CPU" >&2
@@ -56,7 +58,13 @@ for step in $STEPS; do
       [[ $TINY == 1 ]] && sharding=(--tiny)
       python scripts/gpu_sharding.py "${sharding[@]}" --out "$OUT_DIR/sharding.json"
       ;;
-    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3 4)" >&2; exit 2 ;;
+    5)  # the mixers' scaling with length, as docs/backbones.md's CPU table, on the GPU in bf16
+      lengths=()
+      [[ $TINY == 1 ]] && lengths=(--smoke)
+      python -m benchmarks.bench_mixers "${lengths[@]}" --device "$DEVICE" --precision bf16 \
+        --out "$OUT_DIR/mixers.json"
+      ;;
+    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3 4 5)" >&2; exit 2 ;;
   esac
 done
 echo "gpu_evidence.sh: wrote $OUT_DIR"

@@ -47,4 +47,7 @@ def test_tiny_run_writes_every_part(cache_dir: Path, tmp_path: Path) -> None:
     assert (out / "curves" / "points.csv").read_text().startswith("modality,arm,fraction")
     card = json.loads((out / "imdb_one_epoch.json").read_text())
     assert card["global_step"] == 2 and "test/acc" in card["test"]
+    mixers = json.loads((out / "mixers.json").read_text())
+    assert mixers["settings"]["precision"] == "bf16" and mixers["settings"]["device"] == "cpu"
+    assert {r["family"] for r in mixers["rows"]} == {"full", "local", "mamba", "gau", "flash", "ode"}
     assert (out / "nvidia_smi.txt").exists() and (out / "commit.txt").exists()
