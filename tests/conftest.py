@@ -3,7 +3,9 @@ tests/availability.py) and the suite's wall time at the end."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -16,8 +18,12 @@ from pytorch_lightning.utilities.rank_zero import rank_zero_only
 from tests.availability import pytest_runtest_makereport  # noqa: F401  (the hook behind TABRASA_REQUIRE_ALL)
 
 # Hypothesis keeps its storage (example database, caches) in a temporary folder, not in the checkout: the
-# suite writes only outside the repository.
-os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="tabrasa-hypothesis-"))
+# suite writes only outside the repository. The process that makes the folder removes it when it exits
+# (xdist's workers inherit the variable, so they share the controller's folder and leave it to it).
+if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+    _HYPOTHESIS_FOLDER = tempfile.mkdtemp(prefix="tabrasa-hypothesis-")
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = _HYPOTHESIS_FOLDER
+    atexit.register(shutil.rmtree, _HYPOTHESIS_FOLDER, ignore_errors=True)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
