@@ -25,7 +25,7 @@ class MambaConfig:
     dropout: on each layer's mixer output before the residual sum (Mamba itself uses none).
     scan: "parallel" (an O(log L)-depth associative scan), "sequential" (the step-by-step recurrence, the
         reference) or "auto": sequential on the CPU, parallel elsewhere. All compute the same outputs; on
-        one CPU thread the sequential loop trains a Mamba backbone 1.3-2x faster than the parallel scan
+        one CPU thread the sequential loop trains a Mamba backbone 1.3-1.7x faster than the parallel scan
         (benchmarks/bench_mamba_scan.py, results/mixers/mamba_scan.json), since the scan's depth buys
         nothing without parallel lanes and its levels cost memory passes.
     cuda_kernel: on CUDA with `mamba_ssm` installed, run the parallel scan with its fused kernel.
