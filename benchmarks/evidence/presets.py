@@ -12,6 +12,7 @@ from benchmarks.evidence.claims import (
     int8,
     layernorm,
     long_range,
+    long_range_mixers,
     path_length,
     rnn_speed,
     shared_qkv,
@@ -34,6 +35,13 @@ def _smoke() -> dict[str, Any]:
     rates = _TWO_RATES
     return {
         "long_range": long_range.Settings(
+            task=FirstTokensTask(length=64, signal=4),
+            curriculum=((8, 2), (16, 2)),
+            shape=_TINY_SINUSOIDAL,
+            train=fit,
+            rates=rates,
+        ),
+        "long_range_mixers": long_range_mixers.Settings(
             task=FirstTokensTask(length=64, signal=4),
             curriculum=((8, 2), (16, 2)),
             shape=_TINY_SINUSOIDAL,
@@ -65,6 +73,7 @@ def _smoke() -> dict[str, Any]:
 def _quick() -> dict[str, Any]:
     return {
         "long_range": long_range.Settings(),
+        "long_range_mixers": long_range_mixers.Settings(),
         "rnn_speed": rnn_speed.Settings(),
         "heads": heads.Settings(),
         "layernorm": layernorm.Settings(),
@@ -83,6 +92,12 @@ def _full() -> dict[str, Any]:
     )
     return {
         "long_range": long_range.Settings(
+            task=FirstTokensTask(length=1024, signal=32),
+            shape=Shape(dim=128, depth=2, heads=4, positions="sinusoidal"),
+            curriculum=((64, 2000), (256, 2000)),
+            train=TrainConfig(steps=4000, batch=32),
+        ),
+        "long_range_mixers": long_range_mixers.Settings(
             task=FirstTokensTask(length=1024, signal=32),
             shape=Shape(dim=128, depth=2, heads=4, positions="sinusoidal"),
             curriculum=((64, 2000), (256, 2000)),

@@ -147,12 +147,14 @@ def test_bench_joint_end_to_end_gives_each_separate_model_an_even_share_of_the_j
     assert (tmp_path / "table.md").read_text().startswith("`python -m benchmarks.bench_joint --steps 2")
 
 
-def test_bench_mamba_scan_times_both_paths_of_one_model(tmp_path: Path) -> None:
+def test_bench_mamba_scan_times_every_path_of_one_model(tmp_path: Path) -> None:
     out = tmp_path / "scan.json"
     result = load("bench_mamba_scan").main(["--smoke", "--out", str(out)])
     assert json.loads(out.read_text())["rows"] == result["rows"]
     (row,) = result["rows"]
-    assert set(row["seconds"]) == {"parallel", "sequential"}
+    assert set(row["seconds"]) == {"parallel", "sequential", "chunked"}
     seconds = row["seconds"]
-    assert row["sequential_speedup"] == pytest.approx(seconds["parallel"] / seconds["sequential"])
+    assert row["chunked_speedup"] == pytest.approx(
+        {path: seconds[path] / seconds["chunked"] for path in ("parallel", "sequential")}
+    )
     assert result["command"].endswith(f"--out {out}")

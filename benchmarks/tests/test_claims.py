@@ -95,6 +95,16 @@ def test_smoke_details_agree_with_the_models_and_timings_they_report(smoke: tupl
         assert arm["steps"] == 2 + 2 + 4 and len(arm["stage_test"]) == 2
         assert all(len(stage) == 2 and all(0 <= a <= 1 for a in stage) for stage in arm["stage_test"])
     assert details["long_range"]["lengths"] == [8, 16, 64]
+    mixers = details["long_range_mixers"]  # each mixer within ±20% of the transformer it is judged against
+    sizes = mixers["parameters_total"]
+    assert list(sizes) == ["transformer", "Mamba", "GAU", "ODE"]
+    assert sizes["transformer"] == details["long_range"]["parameters_total"]["transformer"]
+    assert all(abs(size - sizes["transformer"]) <= 0.2 * sizes["transformer"] for size in sizes.values())
+    assert set(mixers["gap_points_vs_transformer"]) == {"Mamba", "GAU", "ODE"}
+    for name, (mean, low, high) in mixers["gap_points_vs_transformer"].items():
+        accuracy = mixers["accuracy"]
+        assert low <= mean <= high, name
+        assert mean == pytest.approx(100 * (accuracy[name][0] - accuracy["transformer"][0])), name
     assert details["path_length"]["compared_up_to"] in details["path_length"]["lengths"]
 
 
@@ -112,13 +122,14 @@ def test_compared_arms_ran_the_same_steps_and_batch_in_every_claim(smoke: tuple[
     compared = {key: _compared_arms(value) for key, value in details.items()}
     assert {key for key, found in compared.items() if found} == {
         "long_range",
+        "long_range_mixers",
         "heads",
         "layernorm",
         "shared_qkv",
     }
     for key, found in compared.items():
         for arms in found:
-            assert len(arms) == 2, key
+            assert len(arms) == (4 if key == "long_range_mixers" else 2), key
             budgets = {(arm["steps"], arm["batch"]) for arm in arms.values()}
             assert len(budgets) == 1, f"{key}: arms ran {budgets}"
     # int8 compares one trained model with its own quantised copy: one budget by construction.
@@ -456,3 +467,23 @@ def test_set_forget_bias_moves_only_the_forget_gates_of_every_layer_and_directio
         torch.testing.assert_close(p[2 * units :], old[2 * units :])
     biases = [n for n, _ in lstm.lstm.named_parameters() if n.startswith("bias_")]
     assert len(biases) == 2 * 2 * lstm.lstm.num_layers  # input and hidden, both directions, every layer
+
+
+def test_matched_mixer_picks_the_closest_size_and_refuses_none_within_a_fifth() -> None:
+    from benchmarks.evidence.claims.long_range_mixers import matched_mixer
+
+    target = count_parameters(Shape(dim=32, depth=2, heads=2, positions="sinusoidal").encoder(1024))
+    for name in ("Mamba", "GAU", "ODE"):
+        size = count_parameters(matched_mixer(name, target, 32, 2, 1024)())
+        assert abs(size - target) <= 0.2 * target, name
+    with pytest.raises(ValueError, match="no Mamba of width 32 comes within 20%"):  # counter-test
+        matched_mixer("Mamba", 1_000, 32, 2, 1024)
+
+
+def test_long_range_mixers_refuses_an_unknown_arm_or_one_without_mamba() -> None:
+    from benchmarks.evidence.claims.long_range_mixers import Settings
+
+    with pytest.raises(ValueError, match="choose among"):
+        Settings(mixers=("Mamba", "S4"))
+    with pytest.raises(ValueError, match="Mamba included"):
+        Settings(mixers=("GAU",))

@@ -8,7 +8,7 @@ from typing import Literal
 
 from tabrasa.backbone.config import check_choices
 
-ScanMode = Literal["auto", "parallel", "sequential"]
+ScanMode = Literal["auto", "parallel", "sequential", "chunked"]
 
 
 @dataclass
@@ -23,11 +23,12 @@ class MambaConfig:
     bidirectional: add a second scan over each sequence reversed within its real length and average the
         two (Vision Mamba, Zhu et al. 2024; Caduceus, Schiff et al. 2024); False = causal, streamable.
     dropout: on each layer's mixer output before the residual sum (Mamba itself uses none).
-    scan: "parallel" (an O(log L)-depth associative scan), "sequential" (the step-by-step recurrence, the
-        reference) or "auto": sequential on the CPU, parallel elsewhere. All compute the same outputs; on
-        one CPU thread the sequential loop trains a Mamba backbone 1.3-1.7x faster than the parallel scan
-        (benchmarks/bench_mamba_scan.py, results/mixers/mamba_scan.json), since the scan's depth buys
-        nothing without parallel lanes and its levels cost memory passes.
+    scan: "parallel" (an O(log L)-depth associative scan), "sequential" (the step-by-step recurrence that
+        stores every state, the reference), "chunked" (the same recurrence in time chunks, states
+        recomputed in the backward pass: chunked_scan.py) or "auto": chunked on the CPU, parallel
+        elsewhere. All compute the same outputs. On one CPU thread the scan's depth buys nothing and its
+        (B, L, E, N) tensors cost memory passes, so the chunked loop trains a Mamba backbone fastest from
+        about a hundred tokens on (benchmarks/bench_mamba_scan.py, results/mixers/mamba_scan*.json).
     cuda_kernel: on CUDA with `mamba_ssm` installed, run the parallel scan with its fused kernel.
     norm_eps: epsilon of every RMSNorm. final_norm: an RMSNorm after the last layer (Mamba's `norm_f`;
         the pre-norm residual stream is otherwise unnormalised).

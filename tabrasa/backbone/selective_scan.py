@@ -7,8 +7,10 @@ With step sizes Δ, a diagonal A < 0 and input-dependent B, C (discretised as Ma
 
 The first line is the linear recurrence h_t = a_t h_{t-1} + x_t, which `parallel_scan` solves in
 O(log L) sequential depth and `sequential_scan` solves one step at a time (the reference; `step` is one
-of its steps, for streaming). mambapy's `pscan` solves it too, but pads every length to the next power of
-two and is a reference package, not a dependency of the backbone; the odd/even scan below takes any length.
+of its steps, for streaming); `chunked_scan` (chunked_scan.py) runs the same steps without storing the
+(B, L, E, N) tensors, the CPU's path. mambapy's `pscan` solves it too, but pads every length to the next
+power of two and is a reference package, not a dependency of the backbone; the odd/even scan below takes
+any length.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, NamedTuple
 import torch
 from torch.autograd.function import once_differentiable
 
+from tabrasa.backbone.chunked_scan import chunked_scan
 from tabrasa.backbone.mamba_config import ScanMode
 
 
@@ -103,19 +106,20 @@ def discretize(inputs: ScanInputs) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def resolved_scan(mode: ScanMode, device: torch.device) -> ScanMode:
-    """ "auto" → "sequential" on the CPU, "parallel" on an accelerator; an explicit mode stays as it is."""
+    """ "auto" → "chunked" on the CPU, "parallel" on an accelerator; an explicit mode stays as it is."""
     if mode != "auto":
         return mode
-    return "sequential" if device.type == "cpu" else "parallel"
+    return "chunked" if device.type == "cpu" else "parallel"
 
 
 def selective_scan(inputs: ScanInputs, mode: ScanMode = "auto") -> torch.Tensor:
     """Over a sequence (B, L, ·) → y (B, L, E)."""
+    mode = resolved_scan(mode, inputs.u.device)
+    if mode == "chunked":
+        u, delta, a, b, c, d = inputs
+        return chunked_scan(u, delta, a, b, c) + d * u
     decay, drive = discretize(inputs)  # (B, L, E, N) each
-    if resolved_scan(mode, decay.device) == "parallel":
-        h = parallel_scan(decay, drive)
-    else:
-        h = sequential_scan(decay, drive)
+    h = parallel_scan(decay, drive) if mode == "parallel" else sequential_scan(decay, drive)
     return torch.einsum("blen,bln->ble", h, inputs.c) + inputs.d * inputs.u
 
 

@@ -113,13 +113,14 @@ def test_the_reverse_scan_runs_within_each_row_length() -> None:
     assert (unaware[:, :8] - exact[:, :8]).abs().max() > 1e-3
 
 
-def test_parallel_and_sequential_scans_agree_in_outputs_and_gradients() -> None:
-    parallel = tiny(scan="parallel")
-    sequential = tiny(scan="sequential")
-    sequential.load_state_dict(parallel.state_dict())
+@pytest.mark.parametrize("scan", ["parallel", "chunked"])
+def test_every_scan_path_agrees_with_the_sequential_reference(scan: str) -> None:
+    reference = tiny(scan="sequential")
+    other = tiny(scan=scan)
+    other.load_state_dict(reference.state_dict())
     _, padded, mask = padded_batch()
     results = []
-    for model in (parallel, sequential):
+    for model in (reference, other):
         out = model(padded, mask)
         results.append((out, torch.autograd.grad(out.pow(2).sum(), list(model.parameters()))))
     torch.testing.assert_close(results[0][0], results[1][0], **TOL)
@@ -127,21 +128,23 @@ def test_parallel_and_sequential_scans_agree_in_outputs_and_gradients() -> None:
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
 
 
-def test_auto_scan_takes_the_loop_on_the_cpu_and_the_parallel_scan_on_an_accelerator(
+def test_auto_scan_takes_the_chunked_loop_on_the_cpu_and_the_parallel_scan_on_an_accelerator(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert resolved_scan("auto", torch.device("cpu")) == "sequential"
+    assert resolved_scan("auto", torch.device("cpu")) == "chunked"
     assert resolved_scan("auto", torch.device("cuda")) == "parallel"
     assert resolved_scan("parallel", torch.device("cpu")) == "parallel"  # an explicit choice stays
 
-    def refuse(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        raise AssertionError("the parallel scan ran")
+    def refuse(*args: torch.Tensor, **kwargs: object) -> torch.Tensor:
+        raise AssertionError("a path other than the chunked loop ran")
 
     monkeypatch.setattr(selective_scan_module, "parallel_scan", refuse)
+    monkeypatch.setattr(selective_scan_module, "sequential_scan", refuse)
     _, padded, mask = padded_batch()
-    tiny(scan="auto")(padded, mask)  # on this CPU: the loop
-    with pytest.raises(AssertionError, match="the parallel scan ran"):  # counter-test: the patch bites
-        tiny(scan="parallel")(padded, mask)
+    tiny(scan="auto")(padded, mask)  # on this CPU: the chunked loop, neither patched path
+    for explicit in ("parallel", "sequential"):  # counter-test: the patches bite
+        with pytest.raises(AssertionError, match="other than the chunked"):
+            tiny(scan=explicit)(padded, mask)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -218,7 +221,7 @@ def test_a_log_is_declared_exempt_from_weight_decay() -> None:
         ("dt_rank", "big", r"dt_rank='big' must be 'auto'"),
         ("dt_rank", 0, r"dt_rank=0 must be 'auto'"),
         ("dropout", 1.0, r"MambaConfig.dropout=1.0 must be in \[0, 1\)"),
-        ("scan", "chunked", r"scan='chunked' is not known; choose one of auto, parallel, sequential"),
+        ("scan", "fused", r"scan='fused' is not known; choose one of auto, parallel, sequential, chunked"),
         ("norm_eps", 0.0, r"MambaConfig.norm_eps=0.0 must be a finite value > 0"),
     ],
 )

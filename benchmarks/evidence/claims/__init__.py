@@ -8,7 +8,16 @@ from typing import Any
 
 import torch
 
-from benchmarks.evidence.claims import heads, int8, layernorm, long_range, path_length, rnn_speed, shared_qkv
+from benchmarks.evidence.claims import (
+    heads,
+    int8,
+    layernorm,
+    long_range,
+    long_range_mixers,
+    path_length,
+    rnn_speed,
+    shared_qkv,
+)
 from benchmarks.evidence.report import ClaimResult
 
 Run = Callable[[Any, Sequence[int], torch.device], ClaimResult]
@@ -16,6 +25,7 @@ Run = Callable[[Any, Sequence[int], torch.device], ClaimResult]
 # In the order of the table: the order.
 CLAIMS: dict[str, Run] = {
     "long_range": long_range.run,
+    "long_range_mixers": long_range_mixers.run,
     "rnn_speed": rnn_speed.run,
     "heads": heads.run,
     "layernorm": layernorm.run,

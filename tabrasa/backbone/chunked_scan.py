@@ -1,0 +1,123 @@
+"""The selective scan's recurrence without its (B, L, E, N) tensors: time chunks, states recomputed backwards.
+
+`selective_scan` materialises exp(ΔA), ΔBu and every state h_t, each (B, L, E, N), and autograd keeps
+one (B, E, N) tensor per step besides. At the IMDB preset's shape (B 32, L 256, E 256, N 16) each of those
+is 134 MB, so a training step is a dozen passes over memory that does not fit in cache, and a CPU, which
+has no lanes to spend on the parallel scan, waits on memory. mamba_ssm's CUDA kernel avoids this by fusing
+the scan; no CPU kernel exists, so this is written here: an autograd Function over chunks of `chunk`
+steps that keeps only the state at each chunk's start. The forward pass loops over time inside a chunk
+(one addcmul a step, nothing recorded), the backward pass recomputes the chunk's states from its start
+and runs the adjoint recurrence G_t = ∂y_t/∂h_t + exp(Δ_{t+1}A) G_{t+1} backwards (one addcmul a step);
+every gradient is then a vectorised reduction over the chunk. Outputs and gradients equal the reference
+`sequential_scan` path to float rounding (tests/backbone/test_chunked_scan.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.autograd.function import once_differentiable
+
+CHUNK_ELEMENTS = 1 << 21  # about 8 MB of float32 per (chunk, B, E, N) buffer: a few of them stay in cache
+
+
+def chunk_length(batch: int, channels: int, state: int, length: int) -> int:
+    """Steps per chunk: as many as keep one (chunk, B, E, N) buffer near CHUNK_ELEMENTS, at least 1."""
+    return max(1, min(length, CHUNK_ELEMENTS // max(1, batch * channels * state)))
+
+
+def _chunk_terms(
+    u: torch.Tensor, delta: torch.Tensor, a: torch.Tensor, b: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Time-major exp(ΔA) and ΔBu, (T, B, E, N), for one chunk of u, Δ (T, B, E) and B (T, B, N)."""
+    decay = torch.exp(delta[..., None] * a)
+    drive = (delta * u)[..., None] * b[:, :, None, :]
+    return decay, drive
+
+
+def _run_states(decay: torch.Tensor, drive: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    """h_t = decay_t h_{t-1} + drive_t from state h over the chunk → every state (T, B, E, N)."""
+    states = torch.empty_like(drive)
+    for t in range(drive.shape[0]):
+        h = torch.addcmul(drive[t], decay[t], h, out=states[t])
+    return states
+
+
+class _ChunkedScan(torch.autograd.Function):
+    @staticmethod
+    def forward(
+        ctx: Any,
+        u: torch.Tensor,
+        delta: torch.Tensor,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        c: torch.Tensor,
+        chunk: int,
+    ) -> torch.Tensor:
+        # time-major copies: a step is then one contiguous (B, E, N) slice
+        u_t, delta_t, b_t, c_t = (x.transpose(0, 1).contiguous() for x in (u, delta, b, c))
+        L, B, E = u_t.shape
+        h = u.new_zeros(B, E, a.shape[1])
+        starts, outputs = [], []
+        for s in range(0, L, chunk):
+            part = slice(s, s + chunk)
+            starts.append(h)
+            decay, drive = _chunk_terms(u_t[part], delta_t[part], a, b_t[part])
+            states = _run_states(decay, drive, h)
+            h = states[-1].clone()  # not a view: it would keep the whole chunk alive
+            outputs.append((states * c_t[part, :, None, :]).sum(-1))
+        ctx.chunk = chunk
+        ctx.save_for_backward(u_t, delta_t, a, b_t, c_t, torch.stack(starts))
+        return torch.cat(outputs).transpose(0, 1)  # (B, L, E)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, grad_y: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        u_t, delta_t, a, b_t, c_t, starts = ctx.saved_tensors
+        chunk = ctx.chunk
+        gy_t = grad_y.transpose(0, 1)  # (L, B, E)
+        L = u_t.shape[0]
+        grad_u, grad_delta = torch.empty_like(u_t), torch.empty_like(delta_t)
+        grad_b, grad_c = torch.empty_like(b_t), torch.empty_like(c_t)
+        grad_a = torch.zeros_like(a)
+        carry = torch.zeros_like(starts[0])  # exp(Δ_{t+1}A) G_{t+1}, flowing back into step t
+        for index in reversed(range(len(starts))):
+            s = index * chunk
+            part = slice(s, min(s + chunk, L))
+            u, delta, b, c, gy = u_t[part], delta_t[part], b_t[part], c_t[part], gy_t[part]
+            decay, drive = _chunk_terms(u, delta, a, b)
+            states = _run_states(decay, drive, starts[index])
+            grad_c[part] = (states * gy[..., None]).sum(2)
+            direct = gy[..., None] * c[:, :, None, :]  # ∂y_t/∂h_t
+            total = torch.empty_like(direct)  # G_t
+            for t in reversed(range(direct.shape[0])):
+                torch.add(direct[t], carry, out=total[t])
+                carry = total[t] * decay[t]
+            previous = torch.cat([starts[index][None], states[:-1]])  # h_{t-1}
+            grad_log_decay = total * previous * decay  # ∂/∂(Δ_t A)
+            total_b = (total * b[:, :, None, :]).sum(-1)
+            grad_u[part] = delta * total_b
+            grad_delta[part] = u * total_b + (grad_log_decay * a).sum(-1)
+            grad_b[part] = (total * (delta * u)[..., None]).sum(2)
+            grad_a += (grad_log_decay * delta[..., None]).sum((0, 1))
+        swap = (g.transpose(0, 1) for g in (grad_u, grad_delta, grad_b, grad_c))
+        gu, gd, gb, gc = swap
+        return gu, gd, grad_a, gb, gc, None
+
+
+def chunked_scan(
+    u: torch.Tensor,
+    delta: torch.Tensor,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    c: torch.Tensor,
+    chunk: int | None = None,
+) -> torch.Tensor:
+    """Σ_n C_t h_t for h_t = exp(Δ_t A) h_{t-1} + Δ_t B_t u_t (h_{-1} = 0): u, Δ (B, L, E), A (E, N),
+    B, C (B, L, N) → (B, L, E), without the D skip. chunk: steps a chunk (None: `chunk_length`)."""
+    if chunk is None:
+        chunk = chunk_length(u.shape[0], u.shape[2], a.shape[1], u.shape[1])
+    if chunk < 1:
+        raise ValueError(f"chunked_scan chunk={chunk} must be >= 1 (steps kept per chunk)")
+    return _ChunkedScan.apply(u, delta, a, b, c, chunk)  # type: ignore[no-any-return]
