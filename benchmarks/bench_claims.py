@@ -4,6 +4,7 @@
     python -m benchmarks.bench_claims --smoke      # seconds: checks that every claim still runs
     python -m benchmarks.bench_claims --full --device cuda
     python -m benchmarks.bench_claims --only heads,layernorm   # merged into the claims.json in --out
+    python -m benchmarks.bench_claims --only long_range_mixers --run-cache ~/.cache/tabrasa/claim-runs
 
 Writes results/claims.json (every number, each arm's learning-rate sweep, each claim's seconds and the
 settings behind them) and results/claims.md (the table). The verdict rule: benchmarks/evidence/report.py.
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.evidence.claims import run_cache
 from benchmarks.evidence.runner import main_table, run_claims
 
 
@@ -33,12 +35,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (torch.set_num_threads)")
     parser.add_argument("--only", default="", help="comma-separated claim keys, e.g. heads,layernorm")
     parser.add_argument("--out", type=Path, default=Path("results"), help="folder for claims.json and .md")
+    parser.add_argument(
+        "--run-cache",
+        type=Path,
+        default=None,
+        help="keep each finished run of long_range_mixers here, so a killed run resumes per run",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     only = [key.strip() for key in args.only.split(",") if key.strip()]
+    run_cache.use_folder(args.run_cache)
     results = run_claims(args.scale, torch.device(args.device), args.threads, args.out, only)
     print(main_table(results))
 

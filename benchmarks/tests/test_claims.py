@@ -487,3 +487,34 @@ def test_long_range_mixers_refuses_an_unknown_arm_or_one_without_mamba() -> None
         Settings(mixers=("Mamba", "S4"))
     with pytest.raises(ValueError, match="Mamba included"):
         Settings(mixers=("GAU",))
+
+
+def test_a_run_cache_resumes_finished_runs_and_keys_them_by_what_trained_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.evidence.claims import run_cache
+    from benchmarks.evidence.claims.long_range_mixers import Settings
+
+    task = FirstTokensTask(length=4, signal=1, classes=4, noise_vocab=4)
+    shape = Shape(dim=32, depth=1, heads=2)
+    built: list[int] = []
+
+    def build() -> ProbeModel:
+        built.append(1)
+        return ProbeModel(shape.encoder(task.length), task.vocab_size, task.classes)
+
+    config = TrainConfig(steps=4, batch=8, eval_batches=1, test_examples=16)
+    monkeypatch.setattr(run_cache, "_folder", None)
+    assert run_cache.RunCache.for_arm("c", "arm", Settings(), CPU) is None  # no folder: nothing kept
+    run_cache.use_folder(tmp_path)
+    cache = run_cache.RunCache.for_arm("c", "arm", Settings(), CPU)
+    first = fit_arm(build, task, config, seeds=(0, 1), device=CPU, rates=(1e-3, 1e-2), cache=cache)
+    assert len(built) == 3 and len(list(tmp_path.glob("*.pt"))) == 3  # two rates at seed 0, then seed 1
+    again = fit_arm(build, task, config, seeds=(0, 1), device=CPU, rates=(1e-3, 1e-2), cache=cache)
+    assert len(built) == 3  # nothing trained again
+    assert again.details() == first.details() and np.array_equal(again.correct, first.correct)
+    # counter-test: other settings are another identity, so their runs train
+    other = run_cache.RunCache.for_arm("c", "arm", Settings(lstm_forget_bias=1.0), CPU)
+    assert other is not None and cache is not None and other.identity != cache.identity
+    fit_arm(build, task, config, seeds=(0,), device=CPU, rates=(1e-3,), cache=other)
+    assert len(built) == 4 and not list(tmp_path.glob("*.partial"))

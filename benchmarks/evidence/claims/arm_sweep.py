@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchmarks.evidence.claims.run_cache import RunCache
 from benchmarks.evidence.synthetic_training import HeldOut, History, Stage, Task, TrainConfig, train
 
 RATES = (3e-4, 1e-3, 3e-3, 1e-2)
@@ -105,19 +106,28 @@ def fit_arm(
     rates: Sequence[float] = RATES,
     score: Score = final_validation,
     curriculum: Sequence[Stage] = (),
+    cache: RunCache | None = None,
 ) -> ArmRuns:
     """Sweep `rates` at seeds[0], then train the other seeds at the chosen rate. `build` makes a fresh
     model; it is called right after torch.manual_seed(seed), so the seed fixes the initialisation.
     `config.lr` is replaced by each rate. A `curriculum` (`synthetic_training.train`) precedes `task` in
-    every run; the rate is still chosen on `task`'s validation set."""
+    every run; the rate is still chosen on `task`'s validation set. A `cache` returns runs it already
+    holds instead of training them again, and keeps the others."""
     if not seeds:
         raise ValueError("fit_arm needs at least one seed")
     held_out = HeldOut.of(task, config)
 
     def run(lr: float, seed: int) -> History:
+        if cache is not None and (kept := cache.get(lr, seed)) is not None:
+            return kept
         torch.manual_seed(seed)
         config_at = replace(config, lr=lr)
-        return train(build(), task, config_at, seed, device, held_out.validation, held_out.test, curriculum)
+        history = train(
+            build(), task, config_at, seed, device, held_out.validation, held_out.test, curriculum
+        )
+        if cache is not None:
+            cache.put(lr, seed, history)
+        return history
 
     choice = choose_rate(lambda lr: run(lr, seeds[0]), rates, score)
     histories = (choice.runs[choice.lr], *(run(choice.lr, seed) for seed in seeds[1:]))

@@ -8,7 +8,9 @@ place, each mixer at the same width, its depth (or feed-forward ratio) chosen to
 count closest to the transformer's (within ±20%, checked): Mamba (bidirectional, as configs/backbone/
 mamba.yaml), GAU (quadratic, rotary positions) and continuous depth (one weight-tied block, midpoint in 2
 steps, sinusoidal positions as the transformer). The verdict is Mamba's gap to the transformer at the
-claim's length; the GAU and ODE arms are reported beside it, with theirs.
+claim's length; the GAU and ODE arms are reported beside it, with theirs. The claim is long (Mamba's arm is
+about an hour on this CPU), so with `bench_claims --run-cache DIR` each finished run is kept and a killed
+run resumes per run (`run_cache`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from torch import nn
 
 from benchmarks.evidence.claims.arm_sweep import ArmRuns, fit_arm
 from benchmarks.evidence.claims.long_range import Settings as LongRangeSettings
+from benchmarks.evidence.claims.run_cache import RunCache
 from benchmarks.evidence.intervals import hierarchical_bootstrap
 from benchmarks.evidence.models import count_parameters
 from benchmarks.evidence.probe import ProbeModel
@@ -94,7 +97,14 @@ def run(settings: Settings, seeds: Sequence[int], device: torch.device) -> Claim
         builds[name] = probe(matched_mixer(name, encoder_size, shape.dim, shape.heads, task.length))
     arms: dict[str, ArmRuns] = {
         name: fit_arm(
-            build, task, settings.train, seeds, device, settings.rates, curriculum=settings.stages()
+            build,
+            task,
+            settings.train,
+            seeds,
+            device,
+            settings.rates,
+            curriculum=settings.stages(),
+            cache=RunCache.for_arm("long_range_mixers", name, settings, device),
         )
         for name, build in builds.items()
     }
