@@ -115,6 +115,8 @@ def resolved_scan(mode: ScanMode, device: torch.device) -> ScanMode:
 def selective_scan(inputs: ScanInputs, mode: ScanMode = "auto") -> torch.Tensor:
     """Over a sequence (B, L, ·) → y (B, L, E)."""
     mode = resolved_scan(mode, inputs.u.device)
+    if mode == "chunked" and (torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()):
+        mode = "sequential"  # the tracer cannot record the chunked scan's autograd.Function; the loop traces
     if mode == "chunked":
         u, delta, a, b, c, d = inputs
         return chunked_scan(u, delta, a, b, c) + d * u
