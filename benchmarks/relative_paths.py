@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,9 +36,25 @@ def rewrite(text: str) -> str:
     return ABSOLUTE.sub(lambda m: relative(m.group(0)), text)
 
 
+def ignored(root: Path) -> set[Path]:
+    """Files under results/ that git ignores (a teacher's local run folder, say): never committed, so not
+    checked. Outside a git checkout nothing is ignored."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "results"],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        return set()
+    return {(root / name).resolve() for name in done.stdout.split("\0") if name}
+
+
 def offenders(root: Path) -> list[Path]:
+    skip = ignored(root)
     files = (
-        p for p in (root / "results").rglob("*") if p.suffix in {".json", ".jsonl", ".md", ".csv", ".txt"}
+        p
+        for p in (root / "results").rglob("*")
+        if p.suffix in {".json", ".jsonl", ".md", ".csv", ".txt"} and p.resolve() not in skip
     )
     return sorted(p for p in files if ABSOLUTE.search(p.read_text(errors="ignore")))
 

@@ -33,3 +33,16 @@ def test_counter_a_planted_absolute_path_is_reported_then_rewritten(tmp_path: Pa
     assert main(["--root", str(tmp_path)]) == 0
     assert main(["--check", "--root", str(tmp_path)]) == 0
     assert "/root" not in card.read_text()
+
+
+def test_files_git_ignores_are_not_checked_but_committed_ones_are(tmp_path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("results/local/\n")
+    (tmp_path / "results" / "local").mkdir(parents=True)
+    (tmp_path / "results" / "local" / "run_card.json").write_text('{"config": "/work/x/configs/a.yaml"}\n')
+    assert offenders(tmp_path) == []  # an ignored local run folder is never committed
+    kept = tmp_path / "results" / "card.json"  # counter-test: a file git would commit is checked
+    kept.write_text('{"config": "/work/x/configs/a.yaml"}\n')
+    assert offenders(tmp_path) == [kept]
