@@ -26,9 +26,10 @@ from benchmarks.bench_common import setup
 from benchmarks.evidence.timing import interleaved
 from tabrasa.backbone.mamba import Mamba
 from tabrasa.backbone.mamba_config import MambaConfig
+from tabrasa.backbone.selective_scan import resolved_scan
 
 PATHS = ("parallel", "sequential", "chunked")
-CPU_PATH = "chunked"  # what `scan: auto` runs on a CPU
+CPU_PATH = resolved_scan("auto", torch.device("cpu"))  # what `scan: auto` runs on a CPU
 
 
 def training_step(model: Mamba, batch: int, length: int) -> Callable[[], None]:

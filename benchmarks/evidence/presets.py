@@ -33,21 +33,16 @@ _TINY_RECALL_2 = RecallTask(pairs=3, keys=8, values=4, queries=2)
 def _smoke() -> dict[str, Any]:
     fit = TrainConfig(steps=4, batch=8, eval_every=2, eval_batches=1, test_examples=64)
     rates = _TWO_RATES
+    long = long_range.Settings(
+        task=FirstTokensTask(length=64, signal=4),
+        curriculum=((8, 2), (16, 2)),
+        shape=_TINY_SINUSOIDAL,
+        train=fit,
+        rates=rates,
+    )
     return {
-        "long_range": long_range.Settings(
-            task=FirstTokensTask(length=64, signal=4),
-            curriculum=((8, 2), (16, 2)),
-            shape=_TINY_SINUSOIDAL,
-            train=fit,
-            rates=rates,
-        ),
-        "long_range_mixers": long_range_mixers.Settings(
-            task=FirstTokensTask(length=64, signal=4),
-            curriculum=((8, 2), (16, 2)),
-            shape=_TINY_SINUSOIDAL,
-            train=fit,
-            rates=rates,
-        ),
+        "long_range": long,
+        "long_range_mixers": long_range_mixers.Settings.sharing(long),
         "rnn_speed": rnn_speed.Settings(lengths=(16, 32), shape=_TINY_SINUSOIDAL, batch=4, repeats=6),
         "heads": heads.Settings(
             tasks=(_TINY_RECALL_2,), shape=Shape(dim=32, depth=2, heads=8), train=fit, rates=rates
@@ -73,7 +68,7 @@ def _smoke() -> dict[str, Any]:
 def _quick() -> dict[str, Any]:
     return {
         "long_range": long_range.Settings(),
-        "long_range_mixers": long_range_mixers.Settings(),
+        "long_range_mixers": long_range_mixers.Settings.sharing(long_range.Settings()),
         "rnn_speed": rnn_speed.Settings(),
         "heads": heads.Settings(),
         "layernorm": layernorm.Settings(),
@@ -90,19 +85,15 @@ def _full() -> dict[str, Any]:
     two_queries = tuple(
         RecallTask(pairs=pairs, keys=4 * pairs, values=16, queries=2) for pairs in (16, 32, 64)
     )
+    long = long_range.Settings(
+        task=FirstTokensTask(length=1024, signal=32),
+        shape=Shape(dim=128, depth=2, heads=4, positions="sinusoidal"),
+        curriculum=((64, 2000), (256, 2000)),
+        train=TrainConfig(steps=4000, batch=32),
+    )
     return {
-        "long_range": long_range.Settings(
-            task=FirstTokensTask(length=1024, signal=32),
-            shape=Shape(dim=128, depth=2, heads=4, positions="sinusoidal"),
-            curriculum=((64, 2000), (256, 2000)),
-            train=TrainConfig(steps=4000, batch=32),
-        ),
-        "long_range_mixers": long_range_mixers.Settings(
-            task=FirstTokensTask(length=1024, signal=32),
-            shape=Shape(dim=128, depth=2, heads=4, positions="sinusoidal"),
-            curriculum=((64, 2000), (256, 2000)),
-            train=TrainConfig(steps=4000, batch=32),
-        ),
+        "long_range": long,
+        "long_range_mixers": long_range_mixers.Settings.sharing(long),
         "rnn_speed": rnn_speed.Settings(lengths=(256, 1024, 4096), shape=sinusoidal, batch=32, repeats=20),
         "heads": heads.Settings(tasks=two_queries, shape=shape, train=TrainConfig(steps=4000, batch=128)),
         "layernorm": layernorm.Settings(

@@ -27,12 +27,13 @@ def chunk_length(batch: int, channels: int, state: int, length: int) -> int:
     return max(1, min(length, CHUNK_ELEMENTS // max(1, batch * channels * state)))
 
 
-def _chunk_terms(
+def discretized(
     u: torch.Tensor, delta: torch.Tensor, a: torch.Tensor, b: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Time-major exp(ΔA) and ΔBu, (T, B, E, N), for one chunk of u, Δ (T, B, E) and B (T, B, N)."""
+    """exp(ΔA) and ΔBu, both (..., E, N), for u, Δ (..., E), A (E, N) and B (..., N): Mamba's zero-order
+    hold for A and Euler step for B. Any leading dimensions: a whole sequence, a chunk, one step."""
     decay = torch.exp(delta[..., None] * a)
-    drive = (delta * u)[..., None] * b[:, :, None, :]
+    drive = (delta * u)[..., None] * b[..., None, :]
     return decay, drive
 
 
@@ -63,7 +64,7 @@ class _ChunkedScan(torch.autograd.Function):
         for s in range(0, L, chunk):
             part = slice(s, s + chunk)
             starts.append(h)
-            decay, drive = _chunk_terms(u_t[part], delta_t[part], a, b_t[part])
+            decay, drive = discretized(u_t[part], delta_t[part], a, b_t[part])
             states = _run_states(decay, drive, h)
             h = states[-1].clone()  # not a view: it would keep the whole chunk alive
             outputs.append((states * c_t[part, :, None, :]).sum(-1))
@@ -86,7 +87,7 @@ class _ChunkedScan(torch.autograd.Function):
             s = index * chunk
             part = slice(s, min(s + chunk, L))
             u, delta, b, c, gy = u_t[part], delta_t[part], b_t[part], c_t[part], gy_t[part]
-            decay, drive = _chunk_terms(u, delta, a, b)
+            decay, drive = discretized(u, delta, a, b)
             states = _run_states(decay, drive, starts[index])
             grad_c[part] = (states * gy[..., None]).sum(2)
             direct = gy[..., None] * c[:, :, None, :]  # ∂y_t/∂h_t

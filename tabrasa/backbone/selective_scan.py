@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import torch
 from torch.autograd.function import once_differentiable
 
-from tabrasa.backbone.chunked_scan import chunked_scan
+from tabrasa.backbone.chunked_scan import chunked_scan, discretized
 from tabrasa.backbone.mamba_config import ScanMode
 
 
@@ -100,9 +100,7 @@ class ScanInputs(NamedTuple):
 
 def discretize(inputs: ScanInputs) -> tuple[torch.Tensor, torch.Tensor]:
     """exp(Δ A) and Δ B u, both (..., E, N)."""
-    decay = torch.exp(inputs.delta[..., None] * inputs.a)  # (..., E, N)
-    drive = (inputs.delta * inputs.u)[..., None] * inputs.b[..., None, :]  # (..., E, N)
-    return decay, drive
+    return discretized(inputs.u, inputs.delta, inputs.a, inputs.b)
 
 
 def resolved_scan(mode: ScanMode, device: torch.device) -> ScanMode:

@@ -15,6 +15,7 @@ run resumes per run (`run_cache`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -46,6 +47,13 @@ class Settings(LongRangeSettings):
     transformer, any of MIXERS; Mamba is the one judged."""
 
     mixers: tuple[str, ...] = MIXERS
+
+    @classmethod
+    def sharing(cls, base: LongRangeSettings, **overrides: object) -> Settings:
+        """These settings with every field of the long-range claim's `base`: one task, curriculum and
+        budget for both claims."""
+        shared = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
+        return cls(**(shared | overrides))
 
     def __post_init__(self) -> None:
         super().__post_init__()
