@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,7 +83,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.shapes, args.batch, args.depth, args.repeats = ["16x12"], 2, 1, 1
     shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
     rows = compare(shapes, args.batch, args.depth, args.repeats)  # type: ignore[arg-type]
-    command = "python -m benchmarks.bench_mamba_scan" + ("" if args.out is None else f" --out {args.out}")
+    # Every argument as given, so the file's command recreates its shapes, batch and depth too.
+    given = sys.argv[1:] if argv is None else argv
+    command = shlex.join(["python", "-m", "benchmarks.bench_mamba_scan", *given])
     result = {"command": command, "machine": machine, "settings": vars(args) | {"out": None}, "rows": rows}
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

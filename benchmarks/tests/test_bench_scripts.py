@@ -150,6 +150,8 @@ def test_bench_joint_end_to_end_gives_each_separate_model_an_even_share_of_the_j
 def test_bench_mamba_scan_times_every_path_of_one_model(tmp_path: Path) -> None:
     out = tmp_path / "scan.json"
     result = load("bench_mamba_scan").main(["--smoke", "--out", str(out)])
+    # the whole command line, so the file says how to recreate its shapes (not only where it went)
+    assert result["command"] == f"python -m benchmarks.bench_mamba_scan --smoke --out {out}"
     assert json.loads(out.read_text())["rows"] == result["rows"]
     (row,) = result["rows"]
     assert set(row["seconds"]) == {"parallel", "sequential", "chunked"}
