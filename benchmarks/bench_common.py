@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import json
 import platform
+import shlex
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,13 @@ from typing import Any
 import torch
 
 from benchmarks.evidence.timing import time_calls
+
+
+def command_line(module: str, argv: Sequence[str] | None) -> str:
+    """The command that recreates a result: the script's module with every argument as given (argv None:
+    the process's own), so a result file records its shapes and settings, not only where it was written."""
+    given = sys.argv[1:] if argv is None else list(argv)
+    return shlex.join(["python", "-m", module, *given])
 
 
 def setup(threads: int, seed: int = 0) -> dict[str, Any]:

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from benchmarks.bench_common import setup
+from benchmarks.bench_common import command_line, setup
 from benchmarks.evidence.timing import interleaved
 from tabrasa.backbone.mamba import Mamba
 from tabrasa.backbone.mamba_config import MambaConfig
@@ -83,9 +81,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         args.shapes, args.batch, args.depth, args.repeats = ["16x12"], 2, 1, 1
     shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
     rows = compare(shapes, args.batch, args.depth, args.repeats)  # type: ignore[arg-type]
-    # Every argument as given, so the file's command recreates its shapes, batch and depth too.
-    given = sys.argv[1:] if argv is None else argv
-    command = shlex.join(["python", "-m", "benchmarks.bench_mamba_scan", *given])
+    command = command_line("benchmarks.bench_mamba_scan", argv)
     result = {"command": command, "machine": machine, "settings": vars(args) | {"out": None}, "rows": rows}
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

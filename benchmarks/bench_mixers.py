@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from benchmarks.bench_attention import peak_bytes
+from benchmarks.bench_common import command_line
 from benchmarks.evidence.timing import interleaved
 from tabrasa.backbone import Encoder, EncoderConfig
 from tabrasa.backbone.config import AttentionConfig
@@ -162,12 +163,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = {"settings": settings, "rows": rows, "summary": summarise(rows), "torch": torch.__version__}
     if device.type == "cuda":
         result["gpu"] = torch.cuda.get_device_name(device)
-    flags = ("" if device.type == "cpu" else f" --device {args.device}") + (
-        "" if args.precision == "fp32" else f" --precision {args.precision}"
-    )
-    result["command"] = (
-        "python -m benchmarks.bench_mixers" + flags + ("" if args.out is None else f" --out {args.out}")
-    )
+    result["command"] = command_line("benchmarks.bench_mixers", argv)
     print(json.dumps(result["summary"], indent=2))
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

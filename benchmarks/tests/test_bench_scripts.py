@@ -147,6 +147,15 @@ def test_bench_joint_end_to_end_gives_each_separate_model_an_even_share_of_the_j
     assert (tmp_path / "table.md").read_text().startswith("`python -m benchmarks.bench_joint --steps 2")
 
 
+def test_bench_mixers_writes_each_family_at_each_length_with_its_whole_command(tmp_path: Path) -> None:
+    out = tmp_path / "scaling.json"
+    argv = ["--smoke", "--families", "full", "mamba", "--out", str(out)]
+    result = load("bench_mixers").main(argv)
+    assert json.loads(out.read_text())["rows"] == result["rows"]
+    assert {row["family"] for row in result["rows"]} == {"full", "mamba"}
+    assert result["command"] == "python -m benchmarks.bench_mixers " + " ".join(argv)
+
+
 def test_bench_mamba_scan_times_every_path_of_one_model(tmp_path: Path) -> None:
     out = tmp_path / "scan.json"
     result = load("bench_mamba_scan").main(["--smoke", "--out", str(out)])
