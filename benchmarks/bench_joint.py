@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from benchmarks.bench_common import command_line
 from benchmarks.evidence.cli_run import loop_seconds, quiet_lightning, trained
 from benchmarks.evidence.joint_report import ARMS, summarise
 
@@ -175,10 +176,8 @@ def main(argv: list[str] | None = None) -> None:
                     + ", ".join(f"{r['task']} {r['test_acc']:.3f}" for r in rows)
                 )
     table = summarise(log)
-    command = "python -m benchmarks.bench_joint " + " ".join(
-        argv if argv is not None else __import__("sys").argv[1:]
-    )
-    (args.out / "table.md").write_text(f"`{command.strip()}`\n{table}")
+    command = command_line("benchmarks.bench_joint", argv)
+    (args.out / "table.md").write_text(f"`{command}`\n{table}")
     print(table)
 
 
