@@ -22,6 +22,7 @@ from pytorch_lightning.callbacks import RichProgressBar
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 from pytorch_lightning.utilities import rank_zero_info
 
+from tabrasa.training.backbone_swap import with_backbone_resets
 from tabrasa.training.best_checkpoint import BestCheckpoint, best_checkpoint_callback
 from tabrasa.training.checkpointing import ResumeCheckpoint, ResumeState
 from tabrasa.training.learning_rate_log import LearningRateLog
@@ -171,6 +172,7 @@ def build_cli(
     """
     if not run and args and args[0] in SUBCOMMANDS:
         args = args[1:]  # without a subcommand to run, the parser takes no subcommand name
+    args = with_backbone_resets(args)  # a command-line backbone replaces the config's whole
     # `tabrasa` passes its own argv as `args`, which LightningCLI warns about when sys.argv is also set.
     warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
     defaults = {**trainer_defaults(), **(trainer_defaults_override or {})}
