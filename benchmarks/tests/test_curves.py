@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args, train_and_score
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
@@ -218,6 +219,27 @@ def test_run_args_carry_the_protocol_and_the_permutation() -> None:
     assert f"{plan.permutation_flag} 0" in joined and "--seed_everything 2" in joined
     with pytest.raises(ValueError, match="no element permutation"):
         run_args(ROOT, plan.arm("transformer"), key, plan.protocol, "")
+
+
+@pytest.mark.parametrize("modality", sorted(MODALITIES))
+def test_every_network_arm_parses_at_the_protocol_width(
+    modality: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The arguments each arm trains with parse, a swapped-in backbone (baseline or mixer) included, into a
+    backbone of the protocol's width: a parse failure would leave the arm with no run at all."""
+    from tabrasa.training.lightning_cli import build_cli
+
+    plan = MODALITIES[modality]
+    for arm in plan.arms:
+        if arm.is_floor or arm.pretrain is not None or arm.teacher is not None:
+            continue  # no network, or one that needs a pretraining export or a teacher run first
+        key = RunKey(modality=modality, arm=arm.name, fraction=0.1, lr=1e-3, seed=0, permuted=False)
+        args = run_args(ROOT, arm, key, plan.protocol, plan.permutation_flag)
+        capsys.readouterr()
+        with pytest.raises(SystemExit):  # --print_config parses, prints and exits: nothing is built
+            build_cli([*args, "--print_config"], run=False, save_config=False)
+        backbone = yaml.safe_load(capsys.readouterr().out)["model"]["init_args"]["backbone"]["init_args"]
+        assert backbone.get("config", backbone)["dim"] == plan.protocol.width, arm.name
 
 
 @pytest.mark.slow
