@@ -5,7 +5,8 @@ the backbone's class_path. On such a change jsonargparse keeps every init_arg of
 new class also takes, and checks only that top-level name. The configured backbones (Encoder, Mamba,
 GAUEncoder, ODEEncoder) all take one dataclass called `config`, so the transformer's `config` (heads, depth,
 ...) was merged into MambaConfig and parsing failed with "Group 'config' does not accept option 'heads'"
-(jsonargparse 4.53; tests/test_cli.py keeps a check of that behaviour, so this goes when it does).
+(jsonargparse 4.53; tests/training/test_backbone_swap.py keeps a check of that behaviour, so this goes
+when it does). A config file layered on another that changes the backbone class is not covered.
 
 Naming, just before each backbone given on the command line, a class that takes no argument at all makes
 jsonargparse discard the old init_args; the named backbone then starts from its own file or defaults only.
