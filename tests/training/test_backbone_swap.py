@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tabrasa.backbone import Encoder, GAUEncoder, Mamba, ODEEncoder, SequenceCNN
 from tabrasa.training import lightning_cli
@@ -81,3 +82,48 @@ def test_without_the_reset_the_parser_merges_the_old_config_into_the_new_class(
 def test_a_flat_baseline_still_swaps_in(cache_dir: Path, tmp_path: Path) -> None:
     args = ["--model.init_args.backbone", str(BACKBONES / "sequence_cnn.yaml")]
     assert type(built("text/imdb_mamba.yaml", args, tmp_path).model.backbone) is SequenceCNN
+
+
+def layered(tmp_path: Path, model: dict) -> str:
+    """A second config file that sets only `model` (as a user's own override of a shipped config)."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"model": model}))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "backbone",
+    [
+        str(BACKBONES / "mamba.yaml"),
+        {"class_path": "tabrasa.backbone.Mamba", "init_args": {"config": {"dim": 32}}},
+    ],
+    ids=["file", "class_path"],
+)
+def test_a_layered_config_file_swaps_the_backbone_family(
+    backbone: str | dict, cache_dir: Path, tmp_path: Path
+) -> None:
+    override = layered(tmp_path, {"init_args": {"backbone": backbone}})
+    model = built("text/imdb.yaml", ["--config", override], tmp_path).model
+    assert type(model.backbone) is Mamba
+
+
+def test_a_layered_file_that_only_tunes_the_backbone_keeps_the_first_files_settings(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    override = layered(tmp_path, {"init_args": {"backbone": {"init_args": {"config": {"dim": 32}}}}})
+    assert with_backbone_resets(["--config", "a.yaml", "--config", override]) == [
+        "--config", "a.yaml", "--config", override,
+    ]  # fmt: skip
+    model = built("text/imdb_mamba.yaml", ["--config", override], tmp_path).model
+    assert type(model.backbone) is Mamba and model.backbone.dim == 32 and model.backbone.config.d_state == 16
+
+
+def test_without_the_reset_a_layered_config_file_merges_too(
+    monkeypatch: pytest.MonkeyPatch, cache_dir: Path, tmp_path: Path
+) -> None:
+    """Counter-test for the layered form: the same jsonargparse merge, reached through a second file."""
+    monkeypatch.setattr(lightning_cli, "with_backbone_resets", lambda args: args)
+    override = layered(tmp_path, {"init_args": {"backbone": str(BACKBONES / "mamba.yaml")}})
+    symptom = "does not accept option 'heads'|Config file loop detected"
+    with pytest.raises((Exception, SystemExit), match=symptom):
+        built("text/imdb.yaml", ["--config", override], tmp_path)
