@@ -6,7 +6,10 @@
 #   3. one epoch of the IMDB preset in bf16 on the GPU, tested on the whole test split;
 #   4. FSDP / FSDP2 against DDP: peak memory per device (scripts/gpu_sharding.py);
 #   5. the mixers (Mamba, GAU, FLASH, continuous depth) against full and local attention from 256 to 16,384
-#      tokens, bf16: time and peak memory per length (python -m benchmarks.bench_mixers).
+#      tokens, bf16: time and peak memory per length (python -m benchmarks.bench_mixers);
+#   6. the mixer presets that are hours of one CPU core (Fashion-MNIST with Mamba, about 3 h; with
+#      continuous depth; IMDB with Mamba), trained and tested as shipped (fp32) so their cards compare
+#      with the CPU presets' in docs/backbones.md (python -m benchmarks.run_presets).
 # Everything goes under $OUT_DIR (default results/gpu/), with nvidia-smi's view of the device.
 #
 #   bash scripts/gpu_evidence.sh                      # on the GPU machine
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.."
 TINY=0
 [[ "${1:-}" == "--tiny" ]] && TINY=1
 OUT_DIR=${OUT_DIR:-results/gpu}
-STEPS=${STEPS:-"1 2 3 4 5"}
+STEPS=${STEPS:-"1 2 3 4 5 6"}
 if [[ $TINY == 1 ]]; then DEVICE=${DEVICE:-cpu}; else DEVICE=${DEVICE:-cuda}; fi
 if [[ $DEVICE == cuda ]] && ! python -c "import torch, sys; sys.exit(not torch.cuda.is_available())"; then
   echo "gpu_evidence.sh: no CUDA device visible to torch; run it on the GPU machine, or --tiny on CPU" >&2
@@ -64,7 +67,18 @@ for step in $STEPS; do
       python -m benchmarks.bench_mixers "${lengths[@]}" --device "$DEVICE" --precision bf16 \
         --out "$OUT_DIR/mixers.json"
       ;;
-    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3 4 5)" >&2; exit 2 ;;
+    6)  # the mixer presets too slow for the CPU, each card written to $OUT_DIR/presets/<config stem>.json
+      presets=(configs/image/fashion_mnist_mamba.yaml configs/image/fashion_mnist_ode.yaml
+        configs/text/imdb_mamba.yaml)
+      budget=()
+      if [[ $TINY == 1 ]]; then
+        presets=(configs/image/fashion_mnist_mamba.yaml)
+        budget=(--trainer.max_steps 2 --data.init_args.limit 64)
+      fi
+      python -m benchmarks.run_presets "${presets[@]}" --out "$OUT_DIR/presets" --extra "${budget[@]}" \
+        --trainer.accelerator "$ACCELERATOR" --trainer.devices 1 --trainer.enable_progress_bar false
+      ;;
+    *) echo "gpu_evidence.sh: unknown step $step (choose from 1 2 3 4 5 6)" >&2; exit 2 ;;
   esac
 done
 echo "gpu_evidence.sh: wrote $OUT_DIR"

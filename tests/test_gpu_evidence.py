@@ -38,7 +38,7 @@ def test_tiny_run_writes_every_part(cache_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "gpu"
     # Step 4 is scripts/gpu_sharding.py, run end to end on CPU by tests/training/test_sharding.py; running it
     # here again would cost the suite a minute and check nothing more.
-    done = run(out, "--tiny", STEPS="1 2 3 5")
+    done = run(out, "--tiny", STEPS="1 2 3 5 6")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "gpu_sharding" not in done.stdout + done.stderr and not (out / "sharding.json").exists()
     throughput = json.loads((out / "throughput.json").read_text())
@@ -53,4 +53,7 @@ def test_tiny_run_writes_every_part(cache_dir: Path, tmp_path: Path) -> None:
     mixers = json.loads((out / "mixers.json").read_text())
     assert mixers["settings"]["precision"] == "bf16" and mixers["settings"]["device"] == "cpu"
     assert {r["family"] for r in mixers["rows"]} == {"full", "local", "mamba", "gau", "flash", "ode"}
+    preset = json.loads((out / "presets" / "fashion_mnist_mamba.json").read_text())
+    assert preset["global_step"] == 2 and "test/acc" in preset["test"]
+    assert preset["command"][:4] == ["tabrasa", "fit", "--config", "configs/image/fashion_mnist_mamba.yaml"]
     assert (out / "nvidia_smi.txt").exists() and (out / "commit.txt").exists()
