@@ -127,3 +127,32 @@ def test_without_the_reset_a_layered_config_file_merges_too(
     symptom = "does not accept option 'heads'|Config file loop detected"
     with pytest.raises((Exception, SystemExit), match=symptom):
         built("text/imdb.yaml", ["--config", override], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "backbone",
+    [("mamba.yaml", Mamba), ("gau.yaml", GAUEncoder), ("ode.yaml", ODEEncoder)],
+    ids=["mamba", "gau", "ode"],
+)
+@pytest.mark.parametrize(
+    "task",
+    [
+        "audio/keywords.yaml",
+        "protein/psortb.yaml",
+        "joint/four_modalities.yaml",  # one backbone shared by four modalities' tokenizers
+        "pretrain/text.yaml",  # masked modelling, which needs a bidirectional mixer (all three are)
+        "pretrain/joint.yaml",
+    ],
+)
+def test_every_mixer_swaps_into_the_other_task_configs(
+    task: str, backbone: tuple[str, type], tmp_path: Path
+) -> None:
+    """Text and image configs are above; building is enough, since parsing is where a swap fails."""
+    name, kind = backbone
+    cli = build_cli(
+        ["fit", "--config", str(ROOT / "configs" / task), "--model.init_args.backbone", str(BACKBONES / name),
+         "--trainer.default_root_dir", str(tmp_path)],
+        run=False,
+        save_config=False,
+    )  # fmt: skip
+    assert type(cli.model.backbone) is kind
