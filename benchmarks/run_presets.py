@@ -6,6 +6,15 @@ Each preset runs as `tabrasa fit --config <config>` (training, then testing the 
 run folder under --runs (default: a folder outside the checkout); the run card `tabrasa fit` writes
 (config, git commit, versions, hardware and load, split sizes, wall time, tested checkpoint, test metrics)
 is copied to results/presets/<config stem>.json, which the README's tables quote.
+
+A preset longer than one sitting runs in segments: keep its run folder and let each segment resume the last:
+
+    python -m benchmarks.run_presets configs/image/fashion_mnist_mamba.yaml --runs ~/.cache/tabrasa/presets \
+        --extra --ckpt_path last          # the same command again after a kill
+
+The first segment finds no last.ckpt and starts fresh; each later one resumes exactly (docs/robustness.md).
+The card's fit_seconds is then the whole run's: every segment's training up to the checkpoint the next one
+resumed from (`segments` in the card says how many and from where).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from pytorch_lightning.utilities import rank_zero_info
 from tabrasa.training.backbone_swap import with_backbone_resets
 from tabrasa.training.best_checkpoint import BestCheckpoint, best_checkpoint_callback
 from tabrasa.training.checkpointing import ResumeCheckpoint, ResumeState
+from tabrasa.training.fit_clock import FitClock, fit_clock
 from tabrasa.training.learning_rate_log import LearningRateLog
 from tabrasa.training.nfe_log import FunctionEvaluationLog
 from tabrasa.training.run_card import cpu_seconds, git_state, load_average, write_run_card
@@ -128,9 +129,11 @@ class TabrasaCLI(LightningCLI):
             tested = best or None
         folder = self.trainer.log_dir
         if folder and self.trainer.is_global_zero:
+            clock = fit_clock(self.trainer)
             path = write_run_card(
                 Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
                 fit_cpu_seconds=cpu_seconds() - getattr(self, "_fit_cpu_started", cpu_seconds()),
+                earlier=clock.earlier if clock is not None else None, resumed_from=self.trainer.ckpt_path,
                 load_at_start=getattr(self, "_load_at_start", None),
                 git=getattr(self, "_git", git_state(Path.cwd())),
                 tested_checkpoint=tested, selection=selection, test_metrics=test_metrics,
@@ -148,6 +151,7 @@ def trainer_defaults() -> dict[str, object]:
             LearningRateLog(logging_interval="step"),
             FunctionEvaluationLog(),
             ResumeState(),
+            FitClock(),
         ],
         "default_root_dir": "runs",
     }

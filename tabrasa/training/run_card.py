@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,16 @@ def hardware() -> dict[str, Any]:
     if load is not None:
         info["load_average_1min"] = load  # > cpus: the wall time shared the machine
     return info
+
+
+@dataclass(frozen=True)
+class EarlierSegments:
+    """What the segments of a run before this process trained (FitClock reads it from the checkpoint the
+    process resumed from)."""
+
+    segments: int
+    fit_seconds: float
+    fit_cpu_seconds: float
 
 
 def cpu_seconds() -> float:
@@ -131,6 +142,18 @@ def relative_to(path: str | None, folder: Path) -> str | None:
         return Path(path).name
 
 
+def relative_to_run(path: str | None, folder: Path) -> str | None:
+    """A checkpoint resumed from, relative to this version's folder when it lies in the same logger run
+    (`../version_0/checkpoints/last.ckpt`), else its file name: no machine's absolute path."""
+    if path is None:
+        return None
+    try:
+        inside = Path(path).resolve().relative_to(folder.resolve().parent)
+    except ValueError:
+        return Path(path).name
+    return str(Path("..") / inside)
+
+
 def write_run_card(
     folder: Path,
     trainer: pl.Trainer,
@@ -143,7 +166,14 @@ def write_run_card(
     tested_checkpoint: str | None,
     selection: tuple[str, float | None] | None,
     test_metrics: Mapping[str, float],
+    earlier: EarlierSegments | None = None,
+    resumed_from: str | None = None,
 ) -> Path:
+    """fit_seconds, fit_cpu_seconds: this process's. A run resumed from a checkpoint (`resumed_from`) adds
+    what its earlier segments trained (`earlier`, carried by FitClock), so the card's fit_seconds is the
+    whole run's; `segments` says how it was split."""
+    earlier = earlier or EarlierSegments(segments=0, fit_seconds=0.0, fit_cpu_seconds=0.0)
+    cpu_total = None if fit_cpu_seconds is None else fit_cpu_seconds + earlier.fit_cpu_seconds
     card = {
         "command": ["tabrasa", *sys.argv[1:]],
         # Paths relative to the run folder: a committed card names no machine's absolute paths.
@@ -157,8 +187,13 @@ def write_run_card(
             "fingerprints": split_fingerprints(datamodule),
             "split": split_records(datamodule),
         },
-        "fit_seconds": round(fit_seconds, 1),
-        "fit_cpu_seconds": None if fit_cpu_seconds is None else round(fit_cpu_seconds, 1),
+        "fit_seconds": round(fit_seconds + earlier.fit_seconds, 1),
+        "fit_cpu_seconds": None if cpu_total is None else round(cpu_total, 1),
+        "segments": {
+            "count": earlier.segments + 1,
+            "this_process_fit_seconds": round(fit_seconds, 1),
+            "resumed_from": relative_to_run(resumed_from, folder),
+        },
         "global_step": trainer.global_step,
         "epochs": trainer.current_epoch,
         "tested_checkpoint": relative_to(tested_checkpoint, folder),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -10,7 +11,16 @@ import torch
 
 from tabrasa.training import EpochSampler, ResumableLoader
 from tests.robust.conftest import REFERENCE
-from tests.robust.runs import callback_arg, last_checkpoint, run_cli, start_cli, tiny_fit, wait_for, weights
+from tests.robust.runs import (
+    callback_arg,
+    last_checkpoint,
+    run_cli,
+    start_cli,
+    tiny_fit,
+    version_dir,
+    wait_for,
+    weights,
+)
 
 
 @pytest.mark.slow
@@ -42,6 +52,22 @@ def test_sigkilled_run_resumes_to_the_weights_of_an_uninterrupted_run(
     assert resumed["state_dict"].keys() == uninterrupted.keys()
     for name, tensor in uninterrupted.items():
         assert torch.equal(resumed["state_dict"][name], tensor), f"{name} differs after resume"
+
+    # The resumed run's card counts the killed segment's training up to its checkpoint, not only its own.
+    card = json.loads((version_dir(save_dir, 1) / "run_card.json").read_text())
+    earlier = killed["callbacks"]["FitClock"]
+    assert earlier["segments"] == 1 and earlier["fit_seconds"] > 0
+    assert card["segments"]["count"] == 2
+    assert card["segments"]["resumed_from"] == "../version_0/checkpoints/last.ckpt"
+    this_process = card["segments"]["this_process_fit_seconds"]
+    assert card["fit_seconds"] == pytest.approx(this_process + earlier["fit_seconds"], abs=0.15)
+    # Counter-check: the uninterrupted run's card is one segment, its seconds its own process's.
+    whole = json.loads((version_dir(reference_run, 0) / "run_card.json").read_text())
+    assert whole["segments"] == {
+        "count": 1,
+        "this_process_fit_seconds": whole["fit_seconds"],
+        "resumed_from": None,
+    }
 
 
 def test_one_process_batch_is_the_union_of_the_ranks_batches() -> None:
