@@ -189,6 +189,12 @@ def test_fit_test_predict_end_to_end(cache_dir: Path, tmp_path: Path) -> None:
     assert card["git"]["commit"] is None or len(card["git"]["commit"]) == 40
     # The run's CPU time (this process and its finished children) fits in cores × wall, plus slack.
     assert 0 < card["fit_cpu_seconds"] <= card["hardware"]["cpus"] * card["fit_seconds"] + 30
+    # Not resumed: the final test's checkpoint is not mistaken for a resume point.
+    assert card["segments"] == {
+        "count": 1,
+        "this_process_fit_seconds": card["fit_seconds"],
+        "resumed_from": None,
+    }
     tested = tabrasa(["test", *common, "--ckpt_path", str(checkpoints[-1])], tmp_path, env)
     assert tested.returncode == 0, tested.stderr[-3000:]
     assert "test/acc" in tested.stdout and "test/f1" in tested.stdout

@@ -104,6 +104,10 @@ class TabrasaCLI(LightningCLI):
         fit_seconds = time.perf_counter() - getattr(self, "_fit_started", time.perf_counter())
         if self.trainer.fast_dev_run:
             return
+        # Read before the final test, which points trainer.ckpt_path at the checkpoint it tests.
+        resumed_from = self.trainer.ckpt_path
+        clock = fit_clock(self.trainer)
+        earlier = clock.earlier if clock is not None else None
         callback = best_checkpoint_callback(self.trainer)
         best = callback.best_model_path if callback is not None else ""
         selection = None
@@ -129,11 +133,10 @@ class TabrasaCLI(LightningCLI):
             tested = best or None
         folder = self.trainer.log_dir
         if folder and self.trainer.is_global_zero:
-            clock = fit_clock(self.trainer)
             path = write_run_card(
                 Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
                 fit_cpu_seconds=cpu_seconds() - getattr(self, "_fit_cpu_started", cpu_seconds()),
-                earlier=clock.earlier if clock is not None else None, resumed_from=self.trainer.ckpt_path,
+                earlier=earlier, resumed_from=resumed_from,
                 load_at_start=getattr(self, "_load_at_start", None),
                 git=getattr(self, "_git", git_state(Path.cwd())),
                 tested_checkpoint=tested, selection=selection, test_metrics=test_metrics,
