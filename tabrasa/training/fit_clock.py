@@ -14,12 +14,12 @@ from typing import Any
 
 import pytorch_lightning as pl
 
-from tabrasa.training.run_card import EarlierSegments, cpu_seconds
+from tabrasa.training.run_card import NO_EARLIER_SEGMENTS, EarlierSegments, cpu_seconds
 
 
 class FitClock(pl.Callback):
     def __init__(self) -> None:
-        self.earlier = EarlierSegments(segments=0, fit_seconds=0.0, fit_cpu_seconds=0.0)
+        self.earlier = NO_EARLIER_SEGMENTS
         self._started: tuple[float, float] | None = None
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:

@@ -81,6 +81,9 @@ class EarlierSegments:
     fit_cpu_seconds: float
 
 
+NO_EARLIER_SEGMENTS = EarlierSegments(segments=0, fit_seconds=0.0, fit_cpu_seconds=0.0)
+
+
 def cpu_seconds() -> float:
     """CPU time of this process and its finished children (user + system): beside the wall time it
     says how much of the machine the run had (wall ≈ CPU / threads on an idle machine)."""
@@ -172,7 +175,7 @@ def write_run_card(
     """fit_seconds, fit_cpu_seconds: this process's. A run resumed from a checkpoint (`resumed_from`) adds
     what its earlier segments trained (`earlier`, carried by FitClock), so the card's fit_seconds is the
     whole run's; `segments` says how it was split."""
-    earlier = earlier or EarlierSegments(segments=0, fit_seconds=0.0, fit_cpu_seconds=0.0)
+    earlier = earlier or NO_EARLIER_SEGMENTS
     cpu_total = None if fit_cpu_seconds is None else fit_cpu_seconds + earlier.fit_cpu_seconds
     card = {
         "command": ["tabrasa", *sys.argv[1:]],
