@@ -97,16 +97,23 @@ class TabrasaCLI(LightningCLI):
     def before_fit(self) -> None:
         self._fit_started = time.perf_counter()
         self._fit_cpu_started = cpu_seconds()
+        clock = fit_clock(self.trainer)
+        if clock is not None:
+            clock.start()  # the checkpoints' clock and the card's start together
         self._load_at_start = load_average()
         self._git = git_state(Path.cwd())
 
     def after_fit(self) -> None:
-        fit_seconds = time.perf_counter() - getattr(self, "_fit_started", time.perf_counter())
+        clock = fit_clock(self.trainer)
+        if clock is not None:
+            fit_seconds, fit_cpu_seconds = clock.this_process()
+        else:  # a user's trainer.callbacks without FitClock
+            fit_seconds = time.perf_counter() - getattr(self, "_fit_started", time.perf_counter())
+            fit_cpu_seconds = cpu_seconds() - getattr(self, "_fit_cpu_started", cpu_seconds())
         if self.trainer.fast_dev_run:
             return
         # Read before the final test, which points trainer.ckpt_path at the checkpoint it tests.
         resumed_from = self.trainer.ckpt_path
-        clock = fit_clock(self.trainer)
         earlier = clock.earlier if clock is not None else None
         callback = best_checkpoint_callback(self.trainer)
         best = callback.best_model_path if callback is not None else ""
@@ -135,7 +142,7 @@ class TabrasaCLI(LightningCLI):
         if folder and self.trainer.is_global_zero:
             path = write_run_card(
                 Path(folder), self.trainer, self.datamodule, fit_seconds=fit_seconds,
-                fit_cpu_seconds=cpu_seconds() - getattr(self, "_fit_cpu_started", cpu_seconds()),
+                fit_cpu_seconds=fit_cpu_seconds,
                 earlier=earlier, resumed_from=resumed_from,
                 load_at_start=getattr(self, "_load_at_start", None),
                 git=getattr(self, "_git", git_state(Path.cwd())),

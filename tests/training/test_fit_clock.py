@@ -29,6 +29,17 @@ def test_a_resumed_clock_adds_its_own_seconds_to_the_earlier_segments() -> None:
     assert again["fit_seconds"] >= saved["fit_seconds"] + 0.05
 
 
+def test_a_clock_started_before_data_setup_keeps_its_start_through_fit_start() -> None:
+    """`tabrasa fit` starts the clock in before_fit, as it starts the card's: on_fit_start (after the data's
+    setup) must not restart it, or a resumed card would count setup for its last segment only."""
+    clock = FitClock()
+    clock.start()
+    time.sleep(0.05)  # the data's setup
+    clock.on_fit_start(None, None)  # type: ignore[arg-type]
+    wall, _ = clock.this_process()
+    assert wall >= 0.05 and clock.state_dict()["fit_seconds"] >= 0.05
+
+
 def test_a_clock_that_never_started_reports_only_the_earlier_segments() -> None:
     clock = FitClock()
     assert clock.state_dict() == {"segments": 1, "fit_seconds": 0.0, "fit_cpu_seconds": 0.0}
