@@ -10,7 +10,6 @@ a run without importing the command line.
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from tabrasa.training.checkpointing import ResumeCheckpoint, ResumeState
 from tabrasa.training.fit_clock import FitClock, fit_clock
 from tabrasa.training.learning_rate_log import LearningRateLog
 from tabrasa.training.nfe_log import FunctionEvaluationLog
-from tabrasa.training.run_card import cpu_seconds, git_state, load_average, write_run_card
+from tabrasa.training.run_card import git_state, load_average, write_run_card
 from tabrasa.training.safetensors_io import SafetensorsCheckpointIO, load_hyper_parameters
 from tabrasa.training.sharding import check_sharding_supported, reads_checkpoints_itself  # registers names
 
@@ -95,26 +94,20 @@ class TabrasaCLI(LightningCLI):
         parser.add_lightning_class_args(ResumeCheckpoint, "checkpoint")
 
     def before_fit(self) -> None:
-        self._fit_started = time.perf_counter()
-        self._fit_cpu_started = cpu_seconds()
-        clock = fit_clock(self.trainer)
-        if clock is not None:
-            clock.start()  # the checkpoints' clock and the card's start together
+        # The card reads the clock the checkpoints carry, started here; a user's trainer.callbacks without
+        # FitClock get one of their own that only times this process.
+        self._clock = fit_clock(self.trainer) or FitClock()
+        self._clock.start()
         self._load_at_start = load_average()
         self._git = git_state(Path.cwd())
 
     def after_fit(self) -> None:
-        clock = fit_clock(self.trainer)
-        if clock is not None:
-            fit_seconds, fit_cpu_seconds = clock.this_process()
-        else:  # a user's trainer.callbacks without FitClock
-            fit_seconds = time.perf_counter() - getattr(self, "_fit_started", time.perf_counter())
-            fit_cpu_seconds = cpu_seconds() - getattr(self, "_fit_cpu_started", cpu_seconds())
+        fit_seconds, fit_cpu_seconds = self._clock.this_process()
         if self.trainer.fast_dev_run:
             return
         # Read before the final test, which points trainer.ckpt_path at the checkpoint it tests.
         resumed_from = self.trainer.ckpt_path
-        earlier = clock.earlier if clock is not None else None
+        earlier = self._clock.earlier
         callback = best_checkpoint_callback(self.trainer)
         best = callback.best_model_path if callback is not None else ""
         selection = None
