@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tabrasa.backbone import Encoder, SequenceCNN, SequenceLSTM
+from tabrasa.cli.main import main
 from tabrasa.training import ResumeCheckpoint, best_checkpoint_callback, load_checkpoint
 from tabrasa.training.lightning_cli import build_cli
 
@@ -163,7 +164,9 @@ def test_fit_tests_the_best_checkpoint_by_validation_accuracy(cache_dir: Path, t
 
 
 @pytest.mark.slow
-def test_fit_test_predict_end_to_end(cache_dir: Path, tmp_path: Path) -> None:
+def test_fit_test_predict_end_to_end(
+    cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     common = [
         "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
         "--data.limit", "48",
@@ -195,22 +198,19 @@ def test_fit_test_predict_end_to_end(cache_dir: Path, tmp_path: Path) -> None:
         "this_process_fit_seconds": card["fit_seconds"],
         "resumed_from": None,
     }
-    tested = tabrasa(["test", *common, "--ckpt_path", str(checkpoints[-1])], tmp_path, env)
-    assert tested.returncode == 0, tested.stderr[-3000:]
-    assert "test/acc" in tested.stdout and "test/f1" in tested.stdout
-    predicted = tabrasa(["predict", *common, "--ckpt_path", str(checkpoints[-1])], tmp_path, env)
-    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    # `test` and `predict` run in this process: the command's entry point was started as a process above, and
+    # each further start would cost the suite a Lightning import (11-13 s on a loaded core).
+    assert main(["test", *common, "--ckpt_path", str(checkpoints[-1])]) == 0
+    tested = capsys.readouterr().out
+    assert "test/acc" in tested and "test/f1" in tested
+    assert main(["predict", *common, "--ckpt_path", str(checkpoints[-1])]) == 0
 
 
-def test_print_config_shows_linked_model_and_data() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "tabrasa.cli", "fit", "--config", "configs/text/imdb.yaml", "--print_config"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    config = yaml.safe_load(out)
+def test_print_config_shows_linked_model_and_data(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as printed:  # jsonargparse exits 0 once the config is printed
+        main(["fit", "--config", str(ROOT / "configs" / "text" / "imdb.yaml"), "--print_config"])
+    assert printed.value.code == 0
+    config = yaml.safe_load(capsys.readouterr().out)
     assert config["model"]["init_args"]["backbone"]["init_args"]["config"]["dim"] == 128
     assert config["data"]["class_path"] == "tabrasa.data.IMDBDataModule"
 
@@ -235,7 +235,22 @@ def test_a_baseline_backbone_swaps_in_from_yaml(
     assert type(cli.model.backbone) is kind
 
 
-def test_a_single_class_csv_is_one_line_and_exit_status_2(cache_dir: Path, tmp_path: Path) -> None:
+def one_line_error(code: int, stderr: str) -> str:
+    """The message of a user's mistake as the command prints it: exit status 2, one `tabrasa: error:` line
+    and a hint, no traceback."""
+    assert code == 2, stderr[-2000:]
+    assert "Traceback" not in stderr and "usage:" not in stderr  # not the parser's whole usage text
+    errors = [line for line in stderr.splitlines() if line.startswith("tabrasa: error:")]
+    assert len(errors) == 1, stderr[-2000:]
+    return errors[0]
+
+
+# The mistakes below run `main` in this process: what `python -m tabrasa.cli` adds is `sys.exit(main())`,
+# and each started process would cost a Lightning import (11-13 s on a loaded core). A mistake in a started
+# process is tests/training/test_sharding.py's FSDP refusal.
+def test_a_single_class_csv_is_one_line_and_exit_status_2(
+    cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "one_class.csv"
     data.write_text("text,label\n" + "".join(f"review number {i},good\n" for i in range(30)))
     args = [
@@ -246,22 +261,20 @@ def test_a_single_class_csv_is_one_line_and_exit_status_2(cache_dir: Path, tmp_p
         "--trainer.default_root_dir", str(tmp_path),
         "--trainer.logger", "false",
     ]  # fmt: skip
-    env = cli_env(cache_dir)
-    out = tabrasa(args, tmp_path, env)
-    assert out.returncode == 2, out.stderr[-2000:]
-    assert "at least 2 classes" in out.stderr and "Traceback" not in out.stderr
-    assert len([line for line in out.stderr.splitlines() if line.startswith("tabrasa: error:")]) == 1
-    debug = tabrasa(args, tmp_path, {**env, "TABRASA_TRACEBACK": "1"})
-    assert debug.returncode != 0 and "Traceback" in debug.stderr
+    monkeypatch.delenv("TABRASA_TRACEBACK", raising=False)
+    assert "at least 2 classes" in one_line_error(main(args), capsys.readouterr().err)
+    monkeypatch.setenv("TABRASA_TRACEBACK", "1")
+    with pytest.raises(Exception, match="at least 2 classes"):  # the traceback, for whoever asked for it
+        main(args)
 
 
-def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path) -> None:
-    out = tabrasa(
+def test_a_bad_setting_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TABRASA_TRACEBACK", raising=False)
+    code = main(
         ["fit", "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
-         "--model.init_args.optimizer.warmup_fraction", "1.5", "--trainer.logger", "false"],
-        tmp_path,
-        dict(os.environ),
+         "--model.init_args.optimizer.warmup_fraction", "1.5", "--trainer.logger", "false",
+         "--trainer.default_root_dir", str(tmp_path)]
     )  # fmt: skip
-    assert out.returncode == 2
-    assert "warmup_fraction=1.5" in out.stderr and "Traceback" not in out.stderr
-    assert "usage:" not in out.stderr  # not the parser's whole usage text
+    assert "warmup_fraction=1.5" in one_line_error(code, capsys.readouterr().err)

@@ -204,3 +204,15 @@ def test_bench_mamba_scan_times_every_path_of_one_model(tmp_path: Path) -> None:
         {path: seconds[path] / seconds["chunked"] for path in ("parallel", "sequential")}
     )
     assert result["command"].endswith(f"--out {out}")
+
+
+def test_bench_vocabulary_order_counts_one_vocabulary_for_tabrasa(tmp_path: Path) -> None:
+    out = tmp_path / "order.json"
+    result = load("bench_vocabulary_order").main(["--smoke", "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    assert result["command"] == f"python -m benchmarks.bench_vocabulary_order --smoke --out {out}"
+    ours = [row for row in result["rows"] if row["trainer"] == "tabrasa"]
+    assert {row["kind"] for row in ours} == {"wordpiece", "bpe"}
+    assert all(row["distinct_token_sets"] == row["distinct_id_maps"] == 1 for row in ours)
+    # The library alone numbers its pieces differently in 3 trainings: what the count is there to show.
+    assert any(row["distinct_id_maps"] > 1 for row in result["rows"] if row["trainer"] != "tabrasa")

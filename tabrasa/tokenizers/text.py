@@ -27,6 +27,7 @@ from tabrasa.tokenizers.base import (
     with_label,
 )
 from tabrasa.tokenizers.specs import Grid, Spec, register_embedder, register_tokenizer
+from tabrasa.tokenizers.trainer_order import END_OF_WORD, hashed_pieces, without_extra_specials
 from tabrasa.tokenizers.truncation import TruncationPolicy, truncate
 
 SubwordKind = Literal["wordpiece", "bpe"]
@@ -36,23 +37,30 @@ SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 def train_subword_tokenizer(
     corpus: Iterable[str], kind: SubwordKind = "wordpiece", vocab_size: int = 16000, lowercase: bool = True
 ) -> HFTokenizer:
-    """Train a BERT-style ([CLS] text [SEP]) WordPiece or BPE vocabulary on `corpus`."""
+    """Train a BERT-style ([CLS] text [SEP]) WordPiece or BPE vocabulary on `corpus`: the same texts give
+    the same vocabulary and ids in every process (tabrasa/tokenizers/trainer_order.py says why that needs
+    help). The texts are read twice, so an iterator is held in memory as a list."""
+    texts = corpus if isinstance(corpus, Sequence) else list(corpus)
     if kind == "wordpiece":
         tok = HFTokenizer(models.WordPiece(unk_token="[UNK]"))
-        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS)
         tok.decoder = decoders.WordPiece()
     elif kind == "bpe":
         # The end-of-word suffix lets the decoder put spaces back between words.
-        tok = HFTokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix="</w>"))
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab_size, special_tokens=SPECIALS, end_of_word_suffix="</w>"
-        )
-        tok.decoder = decoders.BPEDecoder(suffix="</w>")
+        tok = HFTokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix=END_OF_WORD))
+        tok.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)
     else:
         raise ValueError(f"subword kind={kind!r} is not known; choose wordpiece or bpe")
     tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=lowercase)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(corpus, trainer=trainer)
+    ordered = [*SPECIALS, *hashed_pieces(tok, texts, kind)]
+    if kind == "wordpiece":
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=ordered)
+    else:
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=ordered, end_of_word_suffix=END_OF_WORD
+        )
+    tok.train_from_iterator(texts, trainer=trainer)
+    tok = without_extra_specials(tok, SPECIALS)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",

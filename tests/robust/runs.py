@@ -69,9 +69,9 @@ def child_env(**variables: str) -> dict[str, str]:
     return {**env, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo", **variables}
 
 
-def run_cli(args: list[str], timeout: float = 300) -> str:
+def run_cli(args: list[str], timeout: float = 300, **variables: str) -> str:
     out = subprocess.run(
-        _command(args), cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=timeout
+        _command(args), cwd=ROOT, env=child_env(**variables), capture_output=True, text=True, timeout=timeout
     )
     assert out.returncode == 0, f"tabrasa {' '.join(args[:1])} failed:\n{out.stderr[-4000:]}"
     return out.stdout + out.stderr

@@ -14,11 +14,12 @@ import torch
 import yaml
 from lightning_fabric.plugins.environments import LightningEnvironment, SLURMEnvironment
 
-from tabrasa.training import load_checkpoint
 from tabrasa.training.lightning_cli import build_cli
-from tests.robust.runs import LAUNCH_VARIABLES, ROOT, child_env
+from tests.robust.runs import LAUNCH_VARIABLES, ROOT, child_env, last_checkpoint, tiny_fit
+from tests.robust.shared_runs import DDP, TWO_RANKS, ddp_two_ranks, shared_cache
 
-# IMDB, 64 examples, 32 tokens, a 32-wide 2-layer backbone; 2 ranks × batch 8: 4 steps an epoch, 8 in all.
+# The SLURM tests build a Trainer from this config in-process (nothing trains): IMDB, 64 examples, 32 tokens,
+# a 32-wide 2-layer backbone, 2 ranks × batch 8.
 TINY_CONFIG = {
     "seed_everything": 0,
     "trainer": {
@@ -70,18 +71,10 @@ def write_config(folder: Path) -> Path:
     return path
 
 
-def fit(config: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "tabrasa.cli",
-        "fit",
-        "--config",
-        str(config),
-        "--test_after_fit",
-        "false",
-        *extra,
-    ]
+def node_fit(save_dir: Path) -> list[str]:
+    """One node's `tabrasa fit`: the shared two-rank DDP reference's settings, as 2 nodes × 1 process."""
+    nodes = ["--trainer.num_nodes", "2", "--trainer.devices", "1"]
+    return ["-m", "tabrasa.cli", *tiny_fit(save_dir, *TWO_RANKS, *DDP, *nodes)]
 
 
 def free_port() -> int:
@@ -109,34 +102,34 @@ def run_nodes(commands: list[list[str]], envs: list[dict[str, str]], logs: Path)
         assert code == 0, f"node {i} failed:\n{(logs / f'node{i}.log').read_text()[-4000:]}"
 
 
-def weights(folder: Path) -> dict[str, torch.Tensor]:
-    checkpoint = load_checkpoint(folder / "tiny" / "version_0" / "checkpoints" / "last.ckpt")
-    assert checkpoint["global_step"] == 8
+def weights(save_dir: Path) -> dict[str, torch.Tensor]:
+    checkpoint = last_checkpoint(save_dir)
+    assert checkpoint["global_step"] == 12
     return checkpoint["state_dict"]
-
-
-@pytest.fixture(scope="module")
-def one_node(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, torch.Tensor]:
-    """One node, two processes (Lightning starts the second). It also fills the data cache, so the nodes
-    below, which each prepare data as their node's local rank 0, find it built."""
-    folder = tmp_path_factory.mktemp("one_node")
-    run_nodes([fit(write_config(folder), "--trainer.devices", "2")], [child_env()], folder / "logs")
-    return weights(folder)
 
 
 @pytest.mark.slow
 @pytest.mark.distributed
 @pytest.mark.parametrize("launcher", ["lightning", "torchrun"])
 def test_two_nodes_train_like_one_node_with_two_processes(
-    one_node: dict[str, torch.Tensor], tmp_path: Path, launcher: str
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, launcher: str
 ) -> None:
-    config, port = write_config(tmp_path), str(free_port())
-    args = ["--trainer.num_nodes", "2", "--trainer.devices", "1"]
+    # One node, two processes (Lightning starts the second), shared with the FSDP2 tests. It also fills the
+    # shared data cache, so the nodes below, which each prepare data as their node's local rank 0, find it
+    # built and do not race to write it.
+    one_node = weights(ddp_two_ranks(tmp_path_factory))
+    port, cache = str(free_port()), str(shared_cache(tmp_path_factory))
     if launcher == "lightning":
         # What Lightning's LightningEnvironment reads on each machine; it starts `devices` processes per node.
-        commands = [fit(config, *args)] * 2
+        commands = [[sys.executable, *node_fit(tmp_path)]] * 2
         envs = [
-            child_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=port, NODE_RANK=str(rank), WORLD_SIZE="2")
+            child_env(
+                MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=port,
+                NODE_RANK=str(rank),
+                WORLD_SIZE="2",
+                TABRASA_CACHE=cache,
+            )
             for rank in (0, 1)
         ]
     else:
@@ -145,10 +138,10 @@ def test_two_nodes_train_like_one_node_with_two_processes(
         commands = [
             [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1",
              "--node_rank", str(rank), "--master_addr", "127.0.0.1", "--master_port", port,
-             "-m", "tabrasa.cli", *fit(config, *args)[3:]]
+             *node_fit(tmp_path)]
             for rank in (0, 1)
         ]  # fmt: skip
-        envs = [child_env(), child_env()]
+        envs = [child_env(TABRASA_CACHE=cache)] * 2
     run_nodes(commands, envs, tmp_path / "logs")
     two_nodes = weights(tmp_path)
     assert two_nodes.keys() == one_node.keys()

@@ -64,14 +64,9 @@ from tests.robust.runs import (
     version_dir,
     wait_for,
 )
+from tests.robust.shared_runs import TWO_RANKS, ddp_two_ranks
 from tests.robust.test_ddp import initial_weights
 
-# 64 examples, batches of 8 per rank on 2 ranks: 4 steps an epoch, 12 in all; last.ckpt every 3 steps.
-TWO_RANKS = [
-    "--trainer.accelerator", "cpu", "--trainer.devices", "2", "--trainer.max_epochs", "3",
-    "--data.loader.batch_size", "8", "--checkpoint.every_n_train_steps", "3",
-    "--trainer.log_every_n_steps", "1",
-]  # fmt: skip
 FULL = json.dumps(
     {
         "class_path": "tabrasa.training.sharding.FSDP2Strategy",
@@ -89,11 +84,11 @@ def strategy(name: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def runs(cache_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Uninterrupted two-process runs (dropout 0.1 as configured): DDP and FSDP2 with sharded checkpoints."""
+    """Uninterrupted two-process runs (dropout 0.1 as configured): DDP, shared with the two-node tests, and
+    FSDP2 with sharded checkpoints."""
     root = tmp_path_factory.mktemp("sharding")
-    run_cli(tiny_fit(root / "ddp", *TWO_RANKS, *strategy("ddp")))
     run_cli(tiny_fit(root / "fsdp2", *TWO_RANKS, *strategy(FSDP2_NAME)))
-    return {"ddp": root / "ddp", "fsdp2": root / "fsdp2"}
+    return {"ddp": ddp_two_ranks(tmp_path_factory), "fsdp2": root / "fsdp2"}
 
 
 def last(save_dir: Path, version: int = 0) -> Path:
