@@ -144,13 +144,27 @@ def test_a_client_that_disconnects_mid_request_does_not_stall_the_others(joint_s
     assert httpx.get(f"{joint_server.url}/health").status_code == 200
 
 
-def test_api_key_wrong_modality_and_sigterm_finishing_the_request_in_flight(
+def test_a_keyed_onnx_server_answers_as_the_pytorch_run_and_finishes_its_request_on_sigterm(
     trained: dict[str, Path], tmp_path: Path
 ) -> None:
-    options = ("--max-batch-size", "4", "--batch-timeout", "3", "--log-level", "warning")
+    """API key, wrong modality, the ONNX backend's answers against the PyTorch run's, batching by timeout
+    and SIGTERM with a request in flight, on one server: each server start costs two interpreters' imports
+    (about 30 s on a loaded core). The PyTorch backend's batching is the joint server's tests'."""
+    texts = ["a good film, really good", "a bad film, really bad", "really"]
+    expected = tabrasa.load(str(trained["text"])).predict(texts)
+    options = (
+        "--max-batch-size", "4", "--batch-timeout", "3", "--log-level", "warning",
+        "--onnx", "--onnx-dir", str(tmp_path / "graph"),
+    )  # fmt: skip
     server = launch.start(trained["text"], tmp_path / "server.log", *options, env={"TABRASA_API_KEY": "k3y"})
     key = {"X-API-Key": "k3y"}
     try:
+        assert httpx.get(f"{server.url}/info", headers=key).json()["model"]["backend"] == "onnx"
+        assert (tmp_path / "graph" / "model.onnx").is_file()
+        answers = asyncio.run(post_all(server.url, [{"text": t} for t in texts], key))
+        for answer, row in zip(answers, expected, strict=True):
+            assert answer.json()["prediction"] == row["prediction"]
+            assert answer.json()["prob_pos"] == pytest.approx(row["prob_pos"], abs=1e-4)
         url = f"{server.url}/predict"
         assert httpx.post(url, json=GOOD["text"], timeout=30).status_code == 401
         assert (
@@ -192,16 +206,3 @@ def test_api_key_wrong_modality_and_sigterm_finishing_the_request_in_flight(
             httpx.post(url, json=GOOD["text"], headers=key, timeout=5)
     finally:
         launch.stop(server)
-
-
-def test_the_onnx_backend_answers_as_the_pytorch_run(trained: dict[str, Path], tmp_path: Path) -> None:
-    texts = ["a good film, really good", "a bad film, really bad", "really"]
-    expected = tabrasa.load(str(trained["text"])).predict(texts)
-    options = ("--onnx", "--onnx-dir", str(tmp_path / "graph"), "--log-level", "warning")
-    with launch.serving(trained["text"], tmp_path / "server.log", *options) as server:
-        assert httpx.get(f"{server.url}/info").json()["model"]["backend"] == "onnx"
-        answers = asyncio.run(post_all(server.url, [{"text": t} for t in texts]))
-    assert (tmp_path / "graph" / "model.onnx").is_file()
-    for answer, row in zip(answers, expected, strict=True):
-        assert answer.json()["prediction"] == row["prediction"]
-        assert answer.json()["prob_pos"] == pytest.approx(row["prob_pos"], abs=1e-4)
