@@ -101,22 +101,18 @@ def test_killed_joint_run_resumes_to_the_uninterrupted_weights(uninterrupted: Pa
     schedule = killed["loops"]["fit_loop"]["state_dict"]["combined_loader"][0]  # type: ignore[index]
     assert (schedule["epoch"], schedule["step"]) == (1, 4), "the checkpoint is not mid-epoch"
 
-    run_cli(joint_fit(tmp_path, "--checkpoint.every_n_train_steps", "3", "--ckpt_path", "last"))
+    out = run_cli(joint_fit(tmp_path, "--checkpoint.every_n_train_steps", "3", "--ckpt_path", "last"))
+    assert "Restored all states" in out  # not a fresh run, which would also end on these weights
     resumed, reference = last(tmp_path, 1), last(uninterrupted, 0)
     assert resumed["global_step"] == reference["global_step"] == 16
     expected = reference["state_dict"]
     assert resumed["state_dict"].keys() == expected.keys()  # type: ignore[union-attr]
     for name, tensor in expected.items():  # type: ignore[union-attr]
         assert torch.equal(resumed["state_dict"][name], tensor), f"{name} differs after resume"  # type: ignore[index]
-
-
-@pytest.mark.slow
-def test_a_run_resumed_from_the_wrong_step_differs(uninterrupted: Path, tmp_path: Path) -> None:
-    """Counter-test: the comparison above can fail. Two more epochs from the finished run's weights do
-    not reproduce them."""
-    run_cli(joint_fit(tmp_path, "--trainer.max_epochs", "1"))
-    one_epoch, two_epochs = last(tmp_path, 0)["state_dict"], last(uninterrupted, 0)["state_dict"]
-    assert any(not torch.equal(one_epoch[k], two_epochs[k]) for k in two_epochs)  # type: ignore[union-attr,index]
+    # Counter-check, the comparison can fail: the killed run's step-12 weights are not the finished ones, so
+    # a resume that stopped early or replayed the wrong steps would differ.
+    stopped = killed["state_dict"]
+    assert any(not torch.equal(stopped[k], expected[k]) for k in expected)  # type: ignore[index,union-attr]
 
 
 @pytest.mark.slow
