@@ -23,6 +23,8 @@ from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tasks.stage_hooks import StageSteps
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.token_permutation import TokenPermutation
+from tabrasa.tokenizers.vocabulary_record import CHECKPOINT_KEY as VOCABULARY_KEY
+from tabrasa.tokenizers.vocabulary_record import restore_vocabulary, vocabulary_record
 from tabrasa.training.sharding import shard_blocks
 
 STAGES = ("train", "val", "test")
@@ -118,6 +120,15 @@ class TokenTask(StageSteps, pl.LightningModule):
         if self.device_mesh is not None:
             self.load_pretrained_weights()
             shard_blocks(self)
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """A learned vocabulary travels with the weights (tabrasa/tokenizers/vocabulary_record.py)."""
+        record = vocabulary_record(self.tokenizer)
+        if record is not None:
+            checkpoint[VOCABULARY_KEY] = record
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        restore_vocabulary(self.tokenizer, checkpoint.get(VOCABULARY_KEY), "the checkpoint")
 
     def on_fit_start(self) -> None:
         self.load_pretrained_weights()

@@ -58,7 +58,7 @@ class SubwordTokenizer(TextTokenizer):
         self.max_length = max_length
         self.truncation = truncation
         if path is not None:
-            self._use(load_subword_tokenizer(package_path(path), lowercase=lowercase))
+            self.use_vocabulary(load_subword_tokenizer(package_path(path), lowercase=lowercase))
 
     def __getattr__(self, name: str) -> Any:
         # Reached only for what __init__ did not set: before `fit`, the vocabulary and what TextTokenizer
@@ -78,15 +78,16 @@ class SubwordTokenizer(TextTokenizer):
         if self.fitted:
             return
         if cache.exists():
-            self._use(load_subword_tokenizer(cache))
+            self.use_vocabulary(load_subword_tokenizer(cache))
             return
         size, kind, lower = self.vocabulary["vocab"], self.vocabulary["kind"], self.vocabulary["lower"]
         rank_zero_info(f"[{cache.parent.name}] training a {size}-entry {kind} vocabulary")
         trained = train_subword_tokenizer(inputs(), kind, size, lower)
         atomic_write(cache, lambda tmp: trained.save(str(tmp)))
-        self._use(trained)
+        self.use_vocabulary(trained)
 
-    def _use(self, vocabulary: HFTokenizer) -> None:
+    def use_vocabulary(self, vocabulary: HFTokenizer) -> None:
+        """Encode with `vocabulary` from now on (a cached one, a trained one, or a checkpoint's)."""
         TextTokenizer.__init__(self, vocabulary, self.max_length, self.truncation)
 
 

@@ -18,6 +18,8 @@ import torch
 import yaml
 
 from tabrasa.errors import UserError
+from tabrasa.tokenizers.vocabulary_record import CHECKPOINT_KEY as VOCABULARY_KEY
+from tabrasa.tokenizers.vocabulary_record import restore_vocabulary
 from tabrasa.training.lightning_cli import build_cli
 from tabrasa.training.safetensors_io import CorruptCheckpointError, load_checkpoint
 
@@ -86,11 +88,17 @@ def load_weights(model: torch.nn.Module, checkpoint: Path, config: Path) -> None
     if not checkpoint.exists():
         raise UserError(f"checkpoint {checkpoint} does not exist; pass a .ckpt file `tabrasa fit` wrote")
     try:
-        state = load_checkpoint(checkpoint).get("state_dict")
+        saved = load_checkpoint(checkpoint)
     except CorruptCheckpointError as error:
         raise UserError(
             f"checkpoint {checkpoint} cannot be read ({error}); pass another checkpoint"
         ) from error
+    state = saved.get("state_dict")
+    # The vocabulary the weights were trained with, where the checkpoint keeps one (vocabulary_record.py).
+    try:
+        restore_vocabulary(getattr(model, "tokenizer", None), saved.get(VOCABULARY_KEY), str(checkpoint))
+    except ValueError as error:
+        raise UserError(str(error)) from error
     if state is None:
         raise UserError(f"{checkpoint} holds no state_dict; pass a checkpoint written by `tabrasa fit`")
     missing, unexpected = model.load_state_dict(state, strict=False)
