@@ -32,13 +32,14 @@ from tabrasa.tasks.objectives import Objective, ObjectiveKind, make_objective
 from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tasks.stage_hooks import StageEpochEnds
+from tabrasa.tasks.vocabulary_in_checkpoints import VocabularyInCheckpoints
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.training.sharding import shard_blocks
 
 STAGES = ("train", "val", "test")
 
 
-class JointTask(StageEpochEnds, pl.LightningModule):
+class JointTask(VocabularyInCheckpoints, StageEpochEnds, pl.LightningModule):
     """tokenizer / num_outputs: one per task, linked from the JointDataModule (never typed).
     backbone: the one shared backbone (transformer or a CNN/LSTM baseline).
     objectives: task → "classification" (default) or "regression". loss_weights: task → weight (1.0).
@@ -60,6 +61,7 @@ class JointTask(StageEpochEnds, pl.LightningModule):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer", "backbone"])
         self.names = list(tokenizer)
+        self.tokenizers = dict(tokenizer)
         check_task_names(self.names, num_outputs, objectives, loss_weights)
         dim = int(backbone.dim)
         self.backbone = backbone
@@ -93,6 +95,9 @@ class JointTask(StageEpochEnds, pl.LightningModule):
                     f"task {name!r}: its embedder makes tokens of width {self.embedders[name].dim} but the "
                     f"shared backbone is {dim} wide; give the task's tokenizer the backbone's width"
                 )
+
+    def vocabulary_tokenizers(self) -> dict[str, Tokenizer]:
+        return self.tokenizers
 
     # The model ---------------------------------------------------------------------------------------
     def features(self, task: str, batch: Batch) -> torch.Tensor:

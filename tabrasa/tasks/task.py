@@ -21,10 +21,9 @@ from tabrasa.tasks.objectives import Objective
 from tabrasa.tasks.pooling import Pooling, pool
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tasks.stage_hooks import StageSteps
+from tabrasa.tasks.vocabulary_in_checkpoints import VocabularyInCheckpoints
 from tabrasa.tokenizers.base import Batch, Tokenizer
 from tabrasa.tokenizers.token_permutation import TokenPermutation
-from tabrasa.tokenizers.vocabulary_record import CHECKPOINT_KEY as VOCABULARY_KEY
-from tabrasa.tokenizers.vocabulary_record import restore_vocabulary, vocabulary_record
 from tabrasa.training.sharding import shard_blocks
 
 STAGES = ("train", "val", "test")
@@ -47,7 +46,7 @@ def freeze(backbone: nn.Module, keep_norms_and_positions: bool = False) -> None:
             positions.requires_grad_(True)
 
 
-class TokenTask(StageSteps, pl.LightningModule):
+class TokenTask(VocabularyInCheckpoints, StageSteps, pl.LightningModule):
     """tokenizer and num_outputs come from the data module (linked by the CLI, never typed twice).
     backbone: the shared encoder (class_path in YAML). pooling: "cls" or "mean" over real tokens.
     pretrained: start the backbone (and, unless `load_embedder: false`, the embedder) from a checkpoint;
@@ -121,14 +120,8 @@ class TokenTask(StageSteps, pl.LightningModule):
             self.load_pretrained_weights()
             shard_blocks(self)
 
-    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        """A learned vocabulary travels with the weights (tabrasa/tokenizers/vocabulary_record.py)."""
-        record = vocabulary_record(self.tokenizer)
-        if record is not None:
-            checkpoint[VOCABULARY_KEY] = record
-
-    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        restore_vocabulary(self.tokenizer, checkpoint.get(VOCABULARY_KEY), "the checkpoint")
+    def vocabulary_tokenizers(self) -> dict[str, Tokenizer]:
+        return {"tokenizer": self.tokenizer}
 
     def on_fit_start(self) -> None:
         self.load_pretrained_weights()

@@ -4,14 +4,15 @@ A SubwordTokenizer learns its vocabulary on the training texts and caches it und
 the run folder. Rebuilt anywhere else (another machine, a cleared cache, a vocabulary trained by an older
 tabrasa whose ids came out in another order: tabrasa/tokenizers/trainer_order.py), the run would get a
 vocabulary retrained from the data, and its embedding rows would be read under ids they never had: no
-error, only wrong predictions. Every checkpoint of a single-task run therefore carries the vocabulary
+error, only wrong predictions. Every checkpoint of a task therefore carries its learned vocabularies
 (the `tokenizers` JSON, about 0.5 MB at 16,000 entries), and restoring the checkpoint puts it back in
-place of whatever the cache gave.
+place of whatever the cache gave (the hooks: tabrasa/tasks/vocabulary_in_checkpoints.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from pytorch_lightning.utilities import rank_zero_info
@@ -57,3 +58,17 @@ def restore_vocabulary(tokenizer: object, record: dict[str, Any] | None, source:
         rank_zero_info(f"{source}: using the vocabulary the run was trained with, not the cache's other one")
     tokenizer.use_vocabulary(saved)
     return True
+
+
+def restore_vocabularies(model: object, checkpoint: Mapping[str, Any], source: str) -> int:
+    """Put each vocabulary `checkpoint` keeps into `model`'s tokenizer of that name (a task's
+    `vocabulary_tokenizers()`); how many were replaced. A model without that method, or a checkpoint
+    without records (an earlier tabrasa's), changes nothing."""
+    named = getattr(model, "vocabulary_tokenizers", None)
+    if named is None:
+        return 0
+    tokenizers, records = named(), checkpoint.get(CHECKPOINT_KEY) or {}
+    replaced = [
+        restore_vocabulary(tokenizers.get(name), kept, f"{source} ({name})") for name, kept in records.items()
+    ]
+    return sum(replaced)

@@ -18,8 +18,7 @@ import torch
 import yaml
 
 from tabrasa.errors import UserError
-from tabrasa.tokenizers.vocabulary_record import CHECKPOINT_KEY as VOCABULARY_KEY
-from tabrasa.tokenizers.vocabulary_record import restore_vocabulary
+from tabrasa.tokenizers.vocabulary_record import restore_vocabularies
 from tabrasa.training.lightning_cli import build_cli
 from tabrasa.training.safetensors_io import CorruptCheckpointError, load_checkpoint
 
@@ -94,9 +93,9 @@ def load_weights(model: torch.nn.Module, checkpoint: Path, config: Path) -> None
             f"checkpoint {checkpoint} cannot be read ({error}); pass another checkpoint"
         ) from error
     state = saved.get("state_dict")
-    # The vocabulary the weights were trained with, where the checkpoint keeps one (vocabulary_record.py).
+    # The vocabularies the weights were trained with, where the checkpoint keeps them (vocabulary_record.py).
     try:
-        restore_vocabulary(getattr(model, "tokenizer", None), saved.get(VOCABULARY_KEY), str(checkpoint))
+        restore_vocabularies(model, saved, str(checkpoint))
     except ValueError as error:
         raise UserError(str(error)) from error
     if state is None:

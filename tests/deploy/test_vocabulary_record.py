@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from tokenizers import Tokenizer as HFTokenizer
 
 import tabrasa
 from tabrasa.tokenizers.vocabulary_record import CHECKPOINT_KEY, vocabulary_sha256
@@ -44,7 +46,7 @@ def test_every_checkpoint_keeps_the_vocabulary_it_was_trained_with(moved_run: tu
     run, _ = moved_run
     trained = tabrasa.load(str(run))
     for checkpoint in sorted((run / "checkpoints").glob("*.ckpt")):
-        record = load_checkpoint(checkpoint)[CHECKPOINT_KEY]
+        record = load_checkpoint(checkpoint)[CHECKPOINT_KEY]["tokenizer"]
         assert record["sha256"] == vocabulary_sha256(trained.tokenizer.hf)  # type: ignore[attr-defined]
 
 
@@ -60,5 +62,34 @@ def test_without_the_record_the_moved_run_would_read_swapped_ids(
     """Counter-test: the test above can fail. The cache's vocabulary really is another one."""
     run, moved = moved_run
     expected = tabrasa.load(str(run)).predict(TEXTS)
-    monkeypatch.setattr(rebuild, "restore_vocabulary", lambda *args: False)
+    monkeypatch.setattr(rebuild, "restore_vocabularies", lambda *args: 0)
     assert tabrasa.load(str(moved)).predict(TEXTS) != expected
+
+
+def test_a_joint_task_keeps_and_restores_each_tasks_vocabulary(tmp_path: Path) -> None:
+    from tabrasa.backbone import Encoder
+    from tabrasa.backbone.config import EncoderConfig
+    from tabrasa.tasks.joint import JointTask
+    from tabrasa.tokenizers import ProteinTokenizer
+    from tabrasa.tokenizers.learned_vocabulary import SubwordTokenizer
+
+    def joint(swap: tuple[str, str] | None = None) -> JointTask:
+        words = SubwordTokenizer(vocab_size=40, max_length=16)
+        words.fit(lambda: ["a good film", "a bad film"] * 5, tmp_path / "vocab.json")
+        if swap is not None:  # the same vocabulary numbered otherwise, as another machine's cache may hold
+            state = json.loads(words.hf.to_str())
+            ids = state["model"]["vocab"]
+            ids[swap[0]], ids[swap[1]] = ids[swap[1]], ids[swap[0]]
+            words.use_vocabulary(HFTokenizer.from_str(json.dumps(state)))
+        backbone = Encoder(EncoderConfig(dim=16, depth=1, heads=2, max_len=32))
+        tokenizers = {"reviews": words, "proteins": ProteinTokenizer(max_length=16)}
+        return JointTask(tokenizers, {"reviews": 2, "proteins": 3}, backbone)
+
+    trained, elsewhere = joint(), joint(swap=("good", "bad"))
+    checkpoint: dict[str, Any] = {}
+    trained.on_save_checkpoint(checkpoint)
+    assert set(checkpoint[CHECKPOINT_KEY]) == {"reviews"}  # the protein tokenizer learns nothing
+    reviews = vocabulary_sha256(trained.tokenizers["reviews"].hf)  # type: ignore[attr-defined]
+    assert vocabulary_sha256(elsewhere.tokenizers["reviews"].hf) != reviews  # type: ignore[attr-defined]
+    elsewhere.on_load_checkpoint(checkpoint)
+    assert vocabulary_sha256(elsewhere.tokenizers["reviews"].hf) == reviews  # type: ignore[attr-defined]

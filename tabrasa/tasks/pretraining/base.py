@@ -17,6 +17,7 @@ from tabrasa.tasks.pretraining.backbone_export import save_backbone
 from tabrasa.tasks.pretraining.stats import MaskedStats
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
 from tabrasa.tasks.stage_hooks import StageEpochEnds, StageSteps
+from tabrasa.tasks.vocabulary_in_checkpoints import VocabularyInCheckpoints
 from tabrasa.tokenizers.base import Batch, Tokenizer, Tokens
 from tabrasa.training.sharding import FSDP2_NAME, shard_blocks
 
@@ -39,7 +40,7 @@ def mean_over(loss_sum: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
     return loss_sum / count.clamp(min=1)
 
 
-class PretrainingTask(StageSteps, StageEpochEnds, pl.LightningModule):
+class PretrainingTask(VocabularyInCheckpoints, StageSteps, StageEpochEnds, pl.LightningModule):
     """tokenizer: linked from the data module. backbone: the shared encoder (class_path in YAML).
     num_outputs: linked from the data module by the CLI and ignored (a pretraining head's width comes from
     the tokenizer). export_dir: where `fit` writes the backbone and embedder as a `tabrasa` checkpoint
@@ -69,6 +70,9 @@ class PretrainingTask(StageSteps, StageEpochEnds, pl.LightningModule):
         self.export_dir = export_dir
         # Keys get a suffix: a ModuleDict key "train" would shadow nn.Module.train.
         self.stats = nn.ModuleDict({f"{stage}_stats": MaskedStats() for stage in STAGES})
+
+    def vocabulary_tokenizers(self) -> dict[str, Tokenizer]:
+        return {"tokenizer": self.tokenizer}
 
     def borrow_backbone(self) -> None:
         """Keep the backbone as a plain reference that another module owns and registers: a joint

@@ -33,6 +33,7 @@ from tabrasa.tasks.pretraining.clm import CausalLanguageModel
 from tabrasa.tasks.pretraining.mlm import MaskedTokenModel
 from tabrasa.tasks.pretraining.mpm import MaskedPatchModel
 from tabrasa.tasks.schedule import OptimConfig, adamw_warmup_cosine
+from tabrasa.tasks.vocabulary_in_checkpoints import VocabularyInCheckpoints
 from tabrasa.tokenizers.base import Batch, Tokenizer
 
 ObjectiveName = Literal["masked_tokens", "masked_patches", "causal"]
@@ -54,7 +55,7 @@ def default_objective(tokenizer: Tokenizer, dim: int) -> ObjectiveName:
     )
 
 
-class JointPretraining(pl.LightningModule):
+class JointPretraining(VocabularyInCheckpoints, pl.LightningModule):
     """tokenizer / num_outputs: one per task, linked from the JointDataModule (num_outputs is ignored).
     backbone: the one shared backbone. objectives: task → {"kind": masked_tokens | masked_patches | causal,
     plus that objective's settings, e.g. mask_ratio}; a task left out gets its modality's masked objective
@@ -76,6 +77,7 @@ class JointPretraining(pl.LightningModule):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer", "backbone"])
         self.names = list(tokenizer)
+        self.tokenizers = dict(tokenizer)
         if not self.names:
             raise UserError("joint pretraining needs at least one task")
         for setting, keys in (("objectives", objectives), ("loss_weights", loss_weights)):
@@ -95,6 +97,9 @@ class JointPretraining(pl.LightningModule):
             raise UserError(f"loss_weights {negative} must be >= 0")
         self.optim = optimizer or OptimConfig()
         self.export_dir = export_dir
+
+    def vocabulary_tokenizers(self) -> dict[str, Tokenizer]:
+        return self.tokenizers
 
     def _objective(self, name: str, tokenizer: Tokenizer, settings: Mapping[str, Any]) -> PretrainingTask:
         settings = dict(settings)
