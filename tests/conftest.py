@@ -74,20 +74,6 @@ def _checkout_stays_clean() -> Iterator[None]:
     assert not new, f"the suite wrote {new} into the checkout; point the run at tmp_path"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The heaviest files first. The suite runs `--dist loadfile` on two workers, which deals files out in
-    collection order; the two-process files sit late in it (tests/training/, benchmarks/tests/), and the
-    last one dealt can keep one worker busy for minutes after the other has finished. Longest first is the
-    classic remedy for that tail. Weight: a file with multi-process tests, then its count of slow tests
-    (both marked on the tests); the order within a file, and between files of equal weight, is kept."""
-    weight: dict[Path, tuple[int, int]] = {}
-    for item in items:
-        marks = {mark.name for mark in item.iter_markers()}
-        distributed, slow = weight.get(item.path, (0, 0))
-        weight[item.path] = (max(distributed, int("distributed" in marks)), slow + int("slow" in marks))
-    items.sort(key=lambda item: weight[item.path], reverse=True)
-
-
 _STARTED = time.monotonic()
 
 
