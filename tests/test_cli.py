@@ -272,9 +272,10 @@ def test_a_bad_setting_is_one_line_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("TABRASA_TRACEBACK", raising=False)
+    # 16 reviews: the model, where the setting is checked, is built after a vocabulary is trained.
     code = main(
         ["fit", "--config", str(ROOT / "configs" / "text" / "imdb.yaml"),
          "--model.init_args.optimizer.warmup_fraction", "1.5", "--trainer.logger", "false",
-         "--trainer.default_root_dir", str(tmp_path)]
+         "--trainer.default_root_dir", str(tmp_path), "--data.limit", "16"]
     )  # fmt: skip
     assert "warmup_fraction=1.5" in one_line_error(code, capsys.readouterr().err)
