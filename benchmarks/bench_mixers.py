@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from benchmarks.bench_attention import peak_bytes
-from benchmarks.bench_common import command_line
+from benchmarks.bench_common import command_line, write_json
 from benchmarks.evidence.timing import interleaved
 from tabrasa.backbone import Encoder, EncoderConfig
 from tabrasa.backbone.config import AttentionConfig
@@ -166,8 +166,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["command"] = command_line("benchmarks.bench_mixers", argv)
     print(json.dumps(result["summary"], indent=2))
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.out, result)
     return result
 
 

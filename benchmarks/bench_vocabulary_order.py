@@ -17,7 +17,7 @@ from typing import Any
 from tokenizers import Tokenizer as HFTokenizer
 from tokenizers import models, normalizers, pre_tokenizers, trainers
 
-from benchmarks.bench_common import command_line
+from benchmarks.bench_common import command_line, write_json
 from tabrasa.tokenizers.text import SPECIALS, train_subword_tokenizer
 
 
@@ -75,8 +75,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "rows": rows,
     }
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(args.out, result)
     return result
 
 

@@ -2,9 +2,10 @@
 
 `tokenizers`' BPE and WordPiece trainers create the word-internal pieces (WordPiece's `##x`, BPE's `x</w>`)
 while they iterate over a hash map of word counts, whose order changes from process to process; merges
-tied on count are then broken by those ids (huggingface/tokenizers#1794, #2066). Two trainings on the same
-texts gave other ids every time, and for WordPiece other vocabularies (7 distinct ones in 12 trainings of
-8,000 entries on 2,000 IMDB reviews), so a run retrained its vocabulary on a fresh machine was not the run.
+tied on count are then broken by those ids (huggingface/tokenizers#1794, #2066). Twelve trainings of 8,000
+entries on 2,000 IMDB reviews gave 12 numberings, and for WordPiece 6 different vocabularies
+(results/tokenizers/vocabulary_order.json), so a run that retrained its vocabulary on a fresh machine was
+not the run.
 Handing these pieces to the trainer in sorted order, as special tokens, numbers them first and in one
 order; `without_extra_specials` then makes them ordinary entries of the vocabulary again. The pieces are
 the ones the trainer would make itself, so the vocabulary's size and what it can encode do not change.
