@@ -60,14 +60,47 @@ def grid_tokens(
     return norm(out) * mask[..., None].to(out.dtype)
 
 
-def upsample_nearest(h: torch.Tensor, factor: tuple[int, int], size: tuple[int, int]) -> torch.Tensor:
-    """(B, C, h, w) → (B, C, H, W): every cell repeated `factor` times along each axis, cropped to `size`.
+def covering_cells(
+    size: tuple[int, int], factor: tuple[int, int], coarse: tuple[int, int], device: torch.device
+) -> torch.Tensor:
+    """For each cell of an (H, W) token grid, row by row, the index of the cell covering it in the (h, w)
+    coarse map, row by row. Cell (i, j) covers tokens [i·f_h, (i+1)·f_h) × [j·f_w, (j+1)·f_w) whatever the
+    padding, so a real token reads the cell an unpadded map gives it; nearest interpolation to (H, W) would
+    rescale by H / h instead, which moves that boundary with the padded size."""
+    rows = torch.arange(size[0], device=device) // factor[0]
+    cols = torch.arange(size[1], device=device) // factor[1]
+    return (rows[:, None] * coarse[1] + cols[None, :]).flatten()  # (H·W,)
 
-    Cell (i, j) then covers tokens [i·f_h, (i+1)·f_h) × [j·f_w, (j+1)·f_w) whatever the padding, so a real
-    token reads the cell an unpadded map gives it; F.interpolate(size=...) would rescale by H / h instead,
-    which moves that boundary with the padded size."""
-    fh, fw = factor
-    return h.repeat_interleave(fh, dim=2).repeat_interleave(fw, dim=3)[..., : size[0], : size[1]]
+
+def upsampled_grid_tokens(
+    h: torch.Tensor, mask: torch.Tensor, grid: TokenGrid, factor: tuple[int, int], norm: nn.Module
+) -> torch.Tensor:
+    """Coarse output map (B, D, h, w), each cell covering `factor` token cells → tokens (B, prefix + H·W, D),
+    zero at padding: what `grid_tokens` gives for the map upsampled to the token grid by nearest neighbour.
+
+    Computed at the coarse size: LayerNorm acts on each token alone, so normalising a cell before repeating
+    it is the same, and the prefix (the mean of the real tokens' outputs) weights each coarse cell by the
+    real tokens it covers. The tokens are then one gather from [prefix, cells, zero] rows, whose backward
+    sums into the small table. On a 101 × 64 spectrogram, upsampling, normalising and masking the full map
+    cost more than the convolutions."""
+    B, D, rows, cols = h.shape
+    H, W = grid.height, grid.width
+    if h.requires_grad:
+        # The gradient reaches h transposed (channels last), and oneDNN's convolution backward then takes
+        # another path whose rounding leaks ~1e-8 into cells outside a receptive field. In h's own layout
+        # it is the upsampled map's backward: exact zeros where nothing depends (and no slower).
+        h.register_hook(torch.Tensor.contiguous)
+    keep = mask[:, grid.prefix :].reshape(B, 1, H, W).to(h.dtype)
+    covered = F.avg_pool2d(keep, factor, ceil_mode=True, divisor_override=1)  # (B, 1, h, w): real tokens
+    cells = h.flatten(2).transpose(1, 2)  # (B, h·w, D)
+    weights = covered.flatten(2).transpose(1, 2)  # (B, h·w, 1)
+    pooled = (cells * weights).sum(1) / weights.sum(1).clamp_min(1.0)  # (B, D)
+    zero = cells.new_zeros(B, 1, D)
+    table = torch.cat([norm(pooled)[:, None], norm(cells), zero], dim=1)  # (B, 1 + h·w + 1, D)
+    cell_rows = 1 + covering_cells((H, W), factor, (rows, cols), h.device)  # (H·W,) into the table
+    index = torch.cat([cell_rows.new_zeros(grid.prefix), cell_rows])  # (N,): every prefix token is row 0
+    index = torch.where(mask, index, table.shape[1] - 1)  # (B, N): padding reads the zero row
+    return torch.gather(table, 1, index[..., None].expand(B, index.shape[1], D))
 
 
 def masked_avg_pool(
@@ -145,6 +178,11 @@ class UpsampledGridCNN(nn.Module, ABC):
     def forward_features(self, cells: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Cell map (B, dim, H, W) and its keep (B, 1, H, W) → final features and their keep."""
 
+    def project_tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """Tokens (B, N, D) → what `forward_features` takes per cell (B, N, C); the tokens themselves here.
+        A 1×1 convolution is cheapest done here, in the tokens' own layout, before they become a map."""
+        return x
+
     def close(self, h: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The pre-activation network's final BN → GELU, then `proj` to the token width, zero at padding."""
         return self.proj(self.act(self.final_norm(h)) * keep) * keep, keep
@@ -152,8 +190,7 @@ class UpsampledGridCNN(nn.Module, ABC):
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None = None, *, grid: TokenGrid | None = None
     ) -> torch.Tensor:
-        mask, cells, keep = grid_maps(x, mask, grid, self.owner, self.tokenize)  # cells: (B, D, H, W)
+        mask, cells, keep = grid_maps(self.project_tokens(x), mask, grid, self.owner, self.tokenize)
         assert grid is not None
         h, _ = self.forward_features(cells, keep)  # (B, D, ⌈H/f_h⌉, ⌈W/f_w⌉)
-        h = upsample_nearest(h, self.upsampling, (grid.height, grid.width))  # (B, D, H, W)
-        return grid_tokens(h, keep, mask, grid, self.norm)
+        return upsampled_grid_tokens(h, mask, grid, self.upsampling, self.norm)

@@ -228,8 +228,8 @@ def test_spectrogram_cnn_ignores_the_padded_frames_of_a_shorter_clip() -> None:
 
 def test_spectrogram_cnn_pools_4_by_3_and_upsamples_back() -> None:
     model = with_batchnorm_statistics(SpectrogramCNN(16, dropout=0.0))
-    assert model.channels == round(16 * 2 / 3) and model.pool == (4, 3)
-    cells = torch.randn(1, 16, 101, 64)
+    assert model.channels == round(16 * 3 / 4) and model.pool == (4, 3)
+    cells = torch.randn(1, 4, 101, 64)  # after the 1×1 convolution to stem_channels
     features, keep = model.forward_features(cells, torch.ones(1, 1, 101, 64))
     assert features.shape == (1, 16, 26, 22) and bool(keep.all())  # ⌈101/4⌉ × ⌈64/3⌉
     x = torch.randn(1, 101 * 64, 16)
@@ -284,12 +284,16 @@ def test_upsampling_by_the_padded_size_would_let_padding_move_real_outputs(
 ) -> None:
     """The counter-test of the padding test above: F.interpolate(size=...) rescales by the padded length,
     so a real frame of the short clip reads another pooled cell than it does alone."""
-    import tabrasa.backbone.conv_blocks as module  # where the shared forward upsamples
+    import tabrasa.backbone.conv_blocks as module  # where the shared forward maps tokens to cells
 
-    def rescaled(h: torch.Tensor, factor: tuple[int, int], size: tuple[int, int]) -> torch.Tensor:
-        return torch.nn.functional.interpolate(h, size=size, mode="nearest")
+    def rescaled(
+        size: tuple[int, int], factor: tuple[int, int], coarse: tuple[int, int], device: torch.device
+    ) -> torch.Tensor:
+        rows = torch.arange(size[0], device=device) * coarse[0] // size[0]  # F.interpolate's nearest
+        cols = torch.arange(size[1], device=device) * coarse[1] // size[1]
+        return (rows[:, None] * coarse[1] + cols[None, :]).flatten()
 
-    monkeypatch.setattr(module, "upsample_nearest", rescaled)
+    monkeypatch.setattr(module, "covering_cells", rescaled)
     model = with_batchnorm_statistics(SpectrogramCNN(16, channels=8, blocks=1, dropout=0.0))
     x = torch.randn(1, 13 * 6, 16)
     mask = torch.ones(1, 13 * 6, dtype=torch.bool)
