@@ -90,10 +90,13 @@ def upsampled_grid_tokens(
         # another path whose rounding leaks ~1e-8 into cells outside a receptive field. In h's own layout
         # it is the upsampled map's backward: exact zeros where nothing depends (and no slower).
         h.register_hook(torch.Tensor.contiguous)
-    keep = mask[:, grid.prefix :].reshape(B, 1, H, W).to(h.dtype)
-    covered = F.avg_pool2d(keep, factor, ceil_mode=True, divisor_override=1)  # (B, 1, h, w): real tokens
+    fh, fw = factor
+    keep = mask[:, grid.prefix :].reshape(B, H, W).to(h.dtype)
+    keep = F.pad(keep, (0, cols * fw - W, 0, rows * fh - H))  # (B, h·f_h, w·f_w), zero past the grid
+    # real tokens under each coarse cell, summed by reshaping (avg_pool2d's divisor_override is lost in ONNX)
+    covered = keep.view(B, rows, fh, cols, fw).sum((2, 4))  # (B, h, w)
     cells = h.flatten(2).transpose(1, 2)  # (B, h·w, D)
-    weights = covered.flatten(2).transpose(1, 2)  # (B, h·w, 1)
+    weights = covered.reshape(B, rows * cols, 1)
     pooled = (cells * weights).sum(1) / weights.sum(1).clamp_min(1.0)  # (B, D)
     zero = cells.new_zeros(B, 1, D)
     table = torch.cat([norm(pooled)[:, None], norm(cells), zero], dim=1)  # (B, 1 + h·w + 1, D)
