@@ -3,6 +3,7 @@
 - points.csv: one row a run (the curves and the rate sweeps), the columns the docs tables read;
 - permutation/summary.csv: per (modality, arm) the accuracy with and without the fixed permutation;
 - report.md: per modality the curve with Wilson intervals, the gap, slope and closing size, and the cost;
+  per modality the rate sweeps, each chosen rate bracketed or at an edge (benchmarks.curves.rate_report);
   for text, the distilled student against the same student (benchmarks.curves.distillation_report).
 """
 
@@ -18,6 +19,7 @@ import numpy as np
 from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.plan import ModalityPlan
 from benchmarks.curves.plan_cost import plan_cost
+from benchmarks.curves.rate_report import rate_report
 from benchmarks.curves.rates import best_rate, interpolated_rate
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
 
@@ -180,5 +182,6 @@ def write_report(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> No
     curve = curve_rows(rows, plans)
     for plan in plans.values():
         lines += modality_report(plan, rows, plans)
+        lines += rate_report(plan, rows)
         lines += distillation_report(plan, curve, path.parent / "teachers")
     path.write_text("\n".join(lines) + "\n")
