@@ -102,7 +102,7 @@ def upsampled_grid_tokens(
     table = torch.cat([norm(pooled)[:, None], norm(cells), zero], dim=1)  # (B, 1 + h·w + 1, D)
     cell_rows = 1 + covering_cells((H, W), factor, (rows, cols), h.device)  # (H·W,) into the table
     index = torch.cat([cell_rows.new_zeros(grid.prefix), cell_rows])  # (N,): every prefix token is row 0
-    index = torch.where(mask, index, table.shape[1] - 1)  # (B, N): padding reads the zero row
+    index = torch.where(mask.bool(), index, table.shape[1] - 1)  # (B, N): padding reads the zero row
     return torch.gather(table, 1, index[..., None].expand(B, index.shape[1], D))
 
 
