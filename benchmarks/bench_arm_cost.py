@@ -16,21 +16,22 @@ step timed beside other work is slower than on an idle core.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
 
 from benchmarks.bench_common import command_line, setup, write_json
-from benchmarks.curves.early_stopped_run import RunKey, run_args
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args
 from benchmarks.curves.plan import MODALITIES, ModalityPlan
 from benchmarks.evidence.cli_run import quiet_lightning
+from benchmarks.evidence.rate_sweep import RunLog
 from tabrasa.training.lightning_cli import build_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,9 +87,8 @@ def measure(plan: ModalityPlan, arm_name: str, steps: int) -> dict[str, float]:
     }
 
 
-def typical_epochs(plan: ModalityPlan, log: Path) -> dict[float, float]:
+def typical_epochs(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) -> dict[float, float]:
     """fraction → mean epochs of the modality's finished network runs there (floors excluded)."""
-    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
     networks = {a.name for a in plan.arms if not a.is_floor}
     epochs: dict[float, list[int]] = {}
     for r in rows:
@@ -98,10 +98,13 @@ def typical_epochs(plan: ModalityPlan, log: Path) -> dict[float, float]:
 
 
 def price(
-    plan: ModalityPlan, timing: dict[str, float], train_sizes: dict[float, int], log: Path
+    plan: ModalityPlan,
+    timing: dict[str, float],
+    train_sizes: dict[float, int],
+    rows: Sequence[dict[str, Any]],
 ) -> dict[str, Any]:
     protocol = plan.protocol
-    usual = typical_epochs(plan, log)
+    usual = typical_epochs(plan, rows)
     fractions = []
     for fraction, n_train in sorted(train_sizes.items()):
         per_epoch_steps = math.ceil(n_train / protocol.batch_size)
@@ -129,9 +132,8 @@ def price(
     }
 
 
-def train_sizes(plan: ModalityPlan, log: Path) -> dict[float, int]:
-    """fraction → training examples, as the modality's logged runs record them."""
-    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.exists() else []
+def train_sizes(plan: ModalityPlan, rows: Sequence[dict[str, Any]], log: Path) -> dict[float, int]:
+    """fraction → training examples, as the modality's runs in `log` record them."""
     sizes = {float(r["fraction"]): int(r["n_train"]) for r in rows if r["modality"] == plan.name}
     missing = set(plan.protocol.fractions) - set(sizes)
     if missing:
@@ -154,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     plan = MODALITIES[args.modality]
     plan.arm(args.arm)  # an unknown arm stops here, with the modality's arms named
-    sizes = train_sizes(plan, args.log)
+    rows = list(RunLog(args.log, KEY_FIELDS).runs.values())  # the sweep's log, read as the sweep reads it
+    sizes = train_sizes(plan, rows, args.log)
     environment = setup(args.threads)
     timing = measure(plan, args.arm, args.steps)
     result = {
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         "width": plan.protocol.width,
         "batch_size": plan.protocol.batch_size,
         **{k: round(v, 3) if isinstance(v, float) else v for k, v in timing.items()},
-        **price(plan, timing, sizes, args.log),
+        **price(plan, timing, sizes, rows),
         "environment": {**environment, "load_average_1m_at_end": round(os.getloadavg()[0], 2)},
     }
     out = args.out or Path("results/curves/arm_cost") / f"{args.modality}_{args.arm}.json"

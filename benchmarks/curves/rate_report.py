@@ -9,19 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.curves.plan import ModalityPlan
-from benchmarks.curves.rates import at_edge, best_rate
-
-
-def sweep_scores(
-    plan: ModalityPlan, rows: Sequence[dict[str, Any]], arm: str, fraction: float
-) -> dict[float, float]:
-    """lr → validation accuracy of the arm's first-seed, unpermuted runs at `fraction`."""
-    return {
-        float(r["lr"]): float(r["val_acc"])
-        for r in rows
-        if r["modality"] == plan.name and r["arm"] == arm and float(r["fraction"]) == fraction
-        and int(r["seed"]) == plan.protocol.seeds[0] and not r.get("permuted")
-    }  # fmt: skip
+from benchmarks.curves.rates import at_edge, best_rate, rate_scores
 
 
 def rate_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -32,7 +20,7 @@ def rate_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) -> list[str]
             continue
         fractions = arm.fractions_of(plan.protocol)
         for fraction in dict.fromkeys((fractions[0], fractions[-1])):
-            scores = sweep_scores(plan, rows, arm.name, fraction)
+            scores = rate_scores(plan, arm.name, fraction, rows)
             if not scores:
                 continue
             n_train = next(

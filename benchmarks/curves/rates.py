@@ -9,9 +9,10 @@ edge after that is reported as such (`edge`), never silently accepted as the opt
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from benchmarks.curves.plan import Protocol
+from benchmarks.curves.plan import ModalityPlan, Protocol
 
 
 def snap(rate: float, protocol: Protocol) -> float:
@@ -19,6 +20,18 @@ def snap(rate: float, protocol: Protocol) -> float:
     base = protocol.rates[0]
     k = round(math.log(rate / base) / math.log(protocol.rate_step))
     return float(f"{base * protocol.rate_step**k:.3g}")
+
+
+def rate_scores(
+    plan: ModalityPlan, arm: str, fraction: float, rows: Iterable[dict[str, Any]]
+) -> dict[float, float]:
+    """lr → validation accuracy of the arm's unpermuted first-seed runs at `fraction`: its rate sweep."""
+    return {
+        float(r["lr"]): float(r["val_acc"])
+        for r in rows
+        if r["modality"] == plan.name and r["arm"] == arm and float(r["fraction"]) == fraction
+        and int(r["seed"]) == plan.protocol.seeds[0] and not r.get("permuted")
+    }  # fmt: skip
 
 
 def grid(protocol: Protocol) -> list[float]:

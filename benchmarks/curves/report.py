@@ -20,7 +20,7 @@ from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.plan import ModalityPlan
 from benchmarks.curves.plan_cost import plan_cost
 from benchmarks.curves.rate_report import rate_report
-from benchmarks.curves.rates import best_rate, interpolated_rate
+from benchmarks.curves.rates import best_rate, interpolated_rate, rate_scores
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
 
 Plans = dict[str, ModalityPlan]
@@ -39,12 +39,7 @@ def chosen_rates(plan: ModalityPlan, rows: Sequence[dict[str, Any]], arm: str) -
     fractions = plan.arm(arm).fractions_of(protocol)
     ends = {}
     for fraction in (fractions[0], fractions[-1]):
-        scores = {
-            float(r["lr"]): float(r["val_acc"])
-            for r in rows
-            if r["modality"] == plan.name and r["arm"] == arm and float(r["fraction"]) == fraction
-            and int(r["seed"]) == protocol.seeds[0] and not r.get("permuted")
-        }  # fmt: skip
+        scores = rate_scores(plan, arm, fraction, rows)
         if not scores:
             return None
         ends[fraction] = best_rate(scores)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from benchmarks.curves.claims import Claims
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
 from benchmarks.curves.plan import Arm, ModalityPlan
-from benchmarks.curves.rates import best_rate, grid, interpolated_rate, next_rate
+from benchmarks.curves.rates import best_rate, grid, interpolated_rate, next_rate, rate_scores
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
@@ -45,17 +45,6 @@ def arm_jobs(plans: list[ModalityPlan], lane: Lane) -> list[ArmJob]:
     return [job for i, job in enumerate(jobs) if i % lane.count == lane.index]
 
 
-def rate_scores(plan: ModalityPlan, arm: Arm, fraction: float, log: RunLog) -> dict[float, float]:
-    """lr → val acc of the arm's unpermuted first-seed runs at `fraction`: its rate sweep so far."""
-    seed = plan.protocol.seeds[0]
-    return {
-        float(r["lr"]): float(r["val_acc"])
-        for r in log.runs.values()
-        if r["modality"] == plan.name and r["arm"] == arm.name and float(r["fraction"]) == fraction
-        and int(r["seed"]) == seed and not r.get("permuted")
-    }  # fmt: skip
-
-
 def needed_keys(
     plan: ModalityPlan, arm: Arm, log: RunLog, parts: tuple[Part, ...] = PARTS
 ) -> tuple[list[RunKey], bool]:
@@ -74,7 +63,7 @@ def needed_keys(
     pending: list[RunKey] = []
     ends: dict[float, float] = {}
     for fraction in (fractions[0], fractions[-1]):
-        scores = rate_scores(plan, arm, fraction, log)
+        scores = rate_scores(plan, arm.name, fraction, log.runs.values())
         missing = [rate for rate in grid(protocol) if rate not in scores]  # independent: may run at once
         if not missing and (extension := next_rate(scores, protocol)) is not None:
             missing = [extension]

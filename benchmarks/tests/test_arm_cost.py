@@ -3,7 +3,6 @@ modality's typical epochs from the log, and the plan's run count; a log without 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,22 +14,13 @@ AUDIO = MODALITIES["audio"]
 SIZES = {0.03: 245, 0.1: 805, 0.3: 2380, 1.0: 7945}
 
 
-def log_with(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
-    path = tmp_path / "runs.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def test_a_run_is_priced_at_its_cap_and_at_the_modality_s_typical_epochs(tmp_path: Path) -> None:
-    log = log_with(
-        tmp_path,
-        [
-            {"modality": "audio", "arm": "transformer", "fraction": 0.03, "n_train": 245, "epochs": 400},
-            {"modality": "audio", "arm": "transformer", "fraction": 0.03, "n_train": 245, "epochs": 500},
-            {"modality": "audio", "arm": "floor_logreg", "fraction": 0.03, "n_train": 245, "epochs": 0},
-        ],
-    )
-    priced = price(AUDIO, {"step_seconds": 2.0, "validation_seconds": 10.0}, SIZES, log)
+def test_a_run_is_priced_at_its_cap_and_at_the_modality_s_typical_epochs() -> None:
+    rows = [
+        {"modality": "audio", "arm": "transformer", "fraction": 0.03, "n_train": 245, "epochs": 400},
+        {"modality": "audio", "arm": "transformer", "fraction": 0.03, "n_train": 245, "epochs": 500},
+        {"modality": "audio", "arm": "floor_logreg", "fraction": 0.03, "n_train": 245, "epochs": 0},
+    ]
+    priced = price(AUDIO, {"step_seconds": 2.0, "validation_seconds": 10.0}, SIZES, rows)
     small = priced["fractions"][0]
     assert small["steps_an_epoch"] == 4 and small["epoch_seconds"] == 18.0  # 4 steps of 2 s + 10 s
     assert small["epoch_cap"] == 500  # 2,000 steps at least: 500 epochs of 4
@@ -41,10 +31,11 @@ def test_a_run_is_priced_at_its_cap_and_at_the_modality_s_typical_epochs(tmp_pat
     assert priced["plan_runs"] == 2 + 4 * 3 + 3  # the sweep's second rate at both ends, 3 curves, 3 permuted
 
 
-def test_sizes_come_from_the_log_and_a_missing_fraction_names_the_fix(tmp_path: Path) -> None:
+def test_sizes_come_from_the_log_and_a_missing_fraction_names_the_fix() -> None:
     rows = [
         {"modality": "audio", "arm": "floor_logreg", "fraction": f, "n_train": n} for f, n in SIZES.items()
     ]
-    assert train_sizes(AUDIO, log_with(tmp_path, rows)) == SIZES
+    log = Path("results/curves/runs.jsonl")
+    assert train_sizes(AUDIO, rows, log) == SIZES
     with pytest.raises(ValueError, match="--arms floor_logreg"):
-        train_sizes(AUDIO, log_with(tmp_path, rows[:3]))
+        train_sizes(AUDIO, rows[:3], log)
