@@ -77,7 +77,6 @@ class JointPretraining(VocabularyInCheckpoints, pl.LightningModule):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer", "backbone"])
         self.names = list(tokenizer)
-        self.tokenizers = dict(tokenizer)
         if not self.names:
             raise UserError("joint pretraining needs at least one task")
         for setting, keys in (("objectives", objectives), ("loss_weights", loss_weights)):
@@ -99,7 +98,7 @@ class JointPretraining(VocabularyInCheckpoints, pl.LightningModule):
         self.export_dir = export_dir
 
     def vocabulary_tokenizers(self) -> dict[str, Tokenizer]:
-        return self.tokenizers
+        return {name: objective.tokenizer for name, objective in self.objectives.items()}
 
     def _objective(self, name: str, tokenizer: Tokenizer, settings: Mapping[str, Any]) -> PretrainingTask:
         settings = dict(settings)
