@@ -32,17 +32,17 @@ def discretized(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """exp(ΔA) and ΔBu, both (..., E, N), for u, Δ (..., E), A (E, N) and B (..., N): Mamba's zero-order
     hold for A and Euler step for B. Any leading dimensions: a whole sequence, a chunk, one step."""
-    decay = torch.exp(delta[..., None] * a)
+    decay = torch.mul(delta[..., None], a).exp_()
     drive = (delta * u)[..., None] * b[..., None, :]
     return decay, drive
 
 
 def _run_states(decay: torch.Tensor, drive: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     """h_t = decay_t h_{t-1} + drive_t from state h over the chunk → every state (T, B, E, N)."""
-    states = torch.empty_like(drive)
+    # in place: drive_t is read once, by the step that overwrites it (a chunk-sized buffer fewer to fault in)
     for t in range(drive.shape[0]):
-        h = torch.addcmul(drive[t], decay[t], h, out=states[t])
-    return states
+        h = torch.addcmul(drive[t], decay[t], h, out=drive[t])
+    return drive
 
 
 class _ChunkedScan(torch.autograd.Function):
@@ -67,7 +67,7 @@ class _ChunkedScan(torch.autograd.Function):
             decay, drive = discretized(u_t[part], delta_t[part], a, b_t[part])
             states = _run_states(decay, drive, h)
             h = states[-1].clone()  # not a view: it would keep the whole chunk alive
-            outputs.append((states * c_t[part, :, None, :]).sum(-1))
+            outputs.append(torch.matmul(states, c_t[part, :, :, None]).squeeze(-1))  # Σ_n C h, no temporary
         ctx.chunk = chunk
         ctx.save_for_backward(u_t, delta_t, a, b_t, c_t, torch.stack(starts))
         return torch.cat(outputs).transpose(0, 1)  # (B, L, E)
@@ -89,19 +89,22 @@ class _ChunkedScan(torch.autograd.Function):
             u, delta, b, c, gy = u_t[part], delta_t[part], b_t[part], c_t[part], gy_t[part]
             decay, drive = discretized(u, delta, a, b)
             states = _run_states(decay, drive, starts[index])
-            grad_c[part] = (states * gy[..., None]).sum(2)
-            direct = gy[..., None] * c[:, :, None, :]  # ∂y_t/∂h_t
-            total = torch.empty_like(direct)  # G_t
-            for t in reversed(range(direct.shape[0])):
-                torch.add(direct[t], carry, out=total[t])
+            grad_c[part] = torch.matmul(gy[:, :, None, :], states).squeeze(2)  # Σ_e ∂y/∂C
+            total = torch.empty_like(states)  # G_t = ∂y_t/∂h_t + exp(Δ_{t+1}A) G_{t+1}
+            for t in reversed(range(total.shape[0])):
+                torch.addcmul(carry, gy[t, :, :, None], c[t, :, None, :], out=total[t])
                 carry = total[t] * decay[t]
-            previous = torch.cat([starts[index][None], states[:-1]])  # h_{t-1}
-            grad_log_decay = total * previous * decay  # ∂/∂(Δ_t A)
-            total_b = (total * b[:, :, None, :]).sum(-1)
+            # decay becomes ∂L/∂(Δ_t A) = G_t · h_{t-1} · exp(Δ_t A), in place: h_{-1} is the chunk's start
+            decay[1:] *= states[:-1]
+            decay[0] *= starts[index]
+            grad_log_decay = decay.mul_(total)
+            total_b = torch.matmul(total, b[..., None]).squeeze(-1)  # Σ_n G B: (T, B, E)
             grad_u[part] = delta * total_b
-            grad_delta[part] = u * total_b + (grad_log_decay * a).sum(-1)
-            grad_b[part] = (total * (delta * u)[..., None]).sum(2)
-            grad_a += (grad_log_decay * delta[..., None]).sum((0, 1))
+            grad_a += (grad_log_decay * delta[..., None]).sum((0, 1))  # einsum's permuted bmm is 20× slower
+            # Σ_n ∂L/∂(ΔA)·A, the sum as a product with ones: a sum over the last 16 is 3× slower on the CPU
+            ones = a.new_ones(a.shape[1], 1)
+            grad_delta[part] = u * total_b + torch.matmul(grad_log_decay.mul_(a), ones).squeeze(-1)
+            grad_b[part] = torch.matmul((delta * u)[:, :, None, :], total).squeeze(2)  # Σ_e G Δu
         swap = (g.transpose(0, 1) for g in (grad_u, grad_delta, grad_b, grad_c))
         gu, gd, gb, gc = swap
         return gu, gd, grad_a, gb, gc, None
