@@ -6,7 +6,8 @@
 
 Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per run;
 processes on one machine claim the runs they train (benchmarks/curves/claims.py), so none runs twice.
-`--lane I/N` instead deals whole arms out to N processes.
+`--lane I/N` instead deals whole arms out to N processes. `--start-within HOURS` starts no run after that
+many hours and lets the one under way finish: for a machine held for a fixed time.
 The report writes OUT/points.csv, OUT/report.md and the permutation summary (`--permutation-out`).
 Arms whose backbone or task config does not exist are refused by name; `--arms` picks a subset.
 """
@@ -25,7 +26,7 @@ from benchmarks.curves.floors import fit_floor
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
 from benchmarks.curves.report import write_permutation, write_points, write_report
 from benchmarks.curves.self_pretraining import pretraining_export
-from benchmarks.curves.sweep import PARTS, run_sweep
+from benchmarks.curves.sweep import PARTS, run_sweep, start_window
 from benchmarks.curves.teachers import teacher_for
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
@@ -104,13 +105,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report-only", action="store_true", help="write the tables from the log; train nothing")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: one lane a core)")
     p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
+    p.add_argument(
+        "--start-within", type=float, default=None, metavar="HOURS",
+        help="start runs only within this many hours of launch; the run under way then finishes, so a "
+        "sweep with a time window stops between runs and loses none (rerun the command to resume)",
+    )  # fmt: skip
     args = p.parse_args(argv)
+    if args.start_within is not None and not args.start_within > 0:
+        p.error(f"--start-within {args.start_within}: give the hours in which runs may start, > 0")
     torch.set_num_threads(args.threads)  # torch is imported: an env variable is too late
     log_path = args.out / "runs.jsonl"
     lane = Lane.parse(args.lane)
     plans = selected_plans(args.modalities, args.arms, args.smoke, ROOT, check=not args.report_only)
     if not args.report_only:
-        run_sweep(plans, log_path, runner(ROOT, args.out), lane, tuple(args.parts))
+        window = start_window(args.start_within)
+        train = runner(ROOT, args.out)
+        if not run_sweep(plans, log_path, train, lane, tuple(args.parts), may_start=window):
+            print(f"--start-within {args.start_within}: the window is over; the same command resumes")
     if lane.count > 1 and not args.report_only:
         return 0  # the report waits for a call without --lane
     rows = list(RunLog(log_path, KEY_FIELDS).runs.values())

@@ -11,6 +11,10 @@ that are given the same arms share each arm run by run: before training, a proce
 an arm needs now is held elsewhere (a rate sweep waiting for its result), the process works on its next
 arm meanwhile, and waits only when every arm it has left is held up so.
 `parts` picks the curve, the permutation runs, or both.
+
+`may_start` is asked before each run: once it says no, the process starts nothing more and returns, and the
+run under way finishes and is logged. A sweep given a time window (`--start-within HOURS`) so ends between
+runs instead of being killed in the middle of one, whose training would be lost.
 """
 
 from __future__ import annotations
@@ -109,6 +113,14 @@ def arm_step(
     return "blocked"
 
 
+def start_window(hours: float | None, clock: Callable[[], float] = time.monotonic) -> Callable[[], bool]:
+    """Whether a run may start now: always without a window, else until `hours` after this call."""
+    if hours is None:
+        return lambda: True
+    deadline = clock() + 3600 * hours
+    return lambda: clock() < deadline
+
+
 def run_sweep(
     plans: list[ModalityPlan],
     log_path: Path,
@@ -117,7 +129,9 @@ def run_sweep(
     parts: tuple[Part, ...] = PARTS,
     claims: Claims | None = None,
     wait: Callable[[float], None] = time.sleep,
-) -> None:
+    may_start: Callable[[], bool] = lambda: True,
+) -> bool:
+    """Run every arm's runs that the log lacks; True when all are done, False when `may_start` stopped it."""
     unknown = set(parts) - set(PARTS)
     if unknown or not parts:
         raise ValueError(f"parts={parts}: choose one or more of {PARTS}")
@@ -127,6 +141,8 @@ def run_sweep(
     while pending:  # the first arm first; a blocked arm lends its turn to the next, never its runs
         state: Step = "blocked"
         for job in list(pending):
+            if not may_start():
+                return False
             plan = next(p for p in plans if p.name == job.modality)
             state = arm_step(plan, plan.arm(job.arm), log, run, claims, parts)
             if state == "done":
@@ -135,3 +151,4 @@ def run_sweep(
                 break
         if pending and state == "blocked":
             wait(WAIT_SECONDS)  # every arm left waits on runs another process is training
+    return True

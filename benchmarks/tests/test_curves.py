@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.bench_curves import main as bench_curves_main
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args, train_and_score
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
 from benchmarks.curves.rates import at_edge, best_rate, interpolated_rate, next_rate, snap
@@ -22,7 +23,7 @@ from benchmarks.curves.report import (
     write_permutation,
     write_points,
 )
-from benchmarks.curves.sweep import run_sweep
+from benchmarks.curves.sweep import run_sweep, start_window
 from benchmarks.curves.teachers import Teacher
 from benchmarks.curves.verdict import Point, verdict, wilson
 from benchmarks.evidence.lanes import Lane
@@ -123,6 +124,32 @@ def test_parts_split_an_arms_curve_from_its_permutation_runs(tmp_path: Path) -> 
     assert permuted and all(k.permuted for k in permuted)  # the rate sweeps were in the log: none reran
     with pytest.raises(ValueError, match="choose one or more"):
         run_sweep([fake_plan()], tmp_path / "runs.jsonl", fake_runner([]), Lane(), parts=())
+
+
+def test_a_start_window_stops_the_sweep_between_runs_and_a_rerun_resumes_it(tmp_path: Path) -> None:
+    now = [0.0]
+    window = start_window(1.0, clock=lambda: now[0])  # runs may start for one hour
+    calls: list[RunKey] = []
+
+    def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
+        now[0] += 1200.0  # every run takes 20 minutes
+        return fake_runner(calls)(plan, arm, key)
+
+    log = tmp_path / "runs.jsonl"
+    assert not run_sweep([fake_plan()], log, run, Lane(), may_start=window)
+    # started at 0, 20 and 40 minutes; the third ran past the hour and was logged whole
+    assert len(calls) == 3 and len(RunLog(log, KEY_FIELDS).runs) == 3
+    assert run_sweep([fake_plan()], log, fake_runner(calls), Lane())  # no window: the rest, nothing twice
+    assert len(set(calls)) == len(calls) > 3
+    # counter: without a window the same sweep runs to its end in one call
+    unbounded = start_window(None)
+    assert run_sweep([fake_plan()], tmp_path / "other.jsonl", fake_runner([]), Lane(), may_start=unbounded)
+
+
+def test_a_start_window_must_be_positive_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        bench_curves_main(["--start-within", "0", "--report-only"])
+    assert "--start-within 0.0: give the hours in which runs may start, > 0" in capsys.readouterr().err
 
 
 def test_the_verdict_compares_against_baselines_with_a_prior_never_a_mixer(tmp_path: Path) -> None:
