@@ -15,6 +15,7 @@
 #   bash scripts/gpu_evidence.sh                      # on the GPU machine
 #   bash scripts/gpu_evidence.sh --tiny               # seconds on CPU: checks the script end to end
 #   STEPS="1 2 3" bash scripts/gpu_evidence.sh        # a subset of the parts, e.g. STEPS=2 for speed only
+#   CURVE_HOURS=2 STEPS=1 bash scripts/gpu_evidence.sh # the curves, starting runs for 2 hours only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,8 @@ for step in $STEPS; do
         # on validation (benchmarks/curves/); resumes per arm from runs.jsonl
       sweep=()
       [[ $TINY == 1 ]] && sweep=(--smoke --modalities image --arms transformer floor_logreg)
+      # a machine lent for a fixed time: start no run after CURVE_HOURS, finish the one under way
+      [[ -n "${CURVE_HOURS:-}" ]] && sweep+=(--start-within "$CURVE_HOURS")
       python -m benchmarks.bench_curves "${sweep[@]}" --out "$OUT_DIR/curves" \
         --permutation-out "$OUT_DIR/permutation/summary.csv"
       ;;

@@ -52,7 +52,8 @@ def test_tiny_run_writes_every_part(cache_dir: Path, tmp_path: Path) -> None:
     assert card["global_step"] == 2 and "test/acc" in card["test"]
     mixers = json.loads((out / "mixers.json").read_text())
     assert mixers["settings"]["precision"] == "bf16" and mixers["settings"]["device"] == "cpu"
-    assert {r["family"] for r in mixers["rows"]} == {"full", "local", "mamba", "gau", "flash", "ode"}
+    families = {"full", "local", "mamba", "mamba_parallel", "gau", "flash", "ode"}
+    assert {r["family"] for r in mixers["rows"]} == families
     preset = json.loads((out / "presets" / "fashion_mnist_mamba.json").read_text())
     assert preset["global_step"] == 2 and "test/acc" in preset["test"]
     assert preset["command"][:4] == ["tabrasa", "fit", "--config", "configs/image/fashion_mnist_mamba.yaml"]
