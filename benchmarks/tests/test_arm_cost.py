@@ -3,11 +3,13 @@ modality's typical epochs from the log, and the plan's run count; a log without 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_arm_cost import price, train_sizes
+from benchmarks.bench_arm_cost import measure, price, train_sizes
+from benchmarks.bench_curves import SMOKE
 from benchmarks.curves.plan import MODALITIES
 
 AUDIO = MODALITIES["audio"]
@@ -39,3 +41,15 @@ def test_sizes_come_from_the_log_and_a_missing_fraction_names_the_fix() -> None:
     assert train_sizes(AUDIO, rows, log) == SIZES
     with pytest.raises(ValueError, match="--arms floor_logreg"):
         train_sizes(AUDIO, rows[:3], log)
+
+
+@pytest.mark.slow
+def test_the_timed_fit_runs_the_sweep_s_own_cli_run_and_refuses_too_few_steps() -> None:
+    smoke = replace(SMOKE, fractions=(1.0,), batch_size=8)  # 64 images, 16 wide: 8 steps an epoch, seconds
+    plan = replace(MODALITIES["image"], protocol=smoke)
+    timing = measure(plan, "transformer", steps=4)
+    assert timing["steps_timed"] == 2 and timing["step_seconds"] > 0 and timing["validation_seconds"] > 0
+    width = plan.protocol.width
+    assert timing["params"] < 20 * width * width * 12  # the protocol's width reached the backbone, not 128's
+    with pytest.raises(RuntimeError, match="give --steps >= 3"):  # counter: two steps are all warm-up
+        measure(plan, "transformer", steps=2)
