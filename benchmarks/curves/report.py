@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import csv
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,8 +80,13 @@ def write_points(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> No
                 writer.writerow({**row, "curve": id(row) in on_curve})
 
 
+def arm_rng(modality: str, arm: str) -> np.random.Generator:
+    """A bootstrap stream of the arm's own, so its interval stays put as other arms' runs come and go
+    (one stream shared in table order moved every later arm's interval when an arm was added)."""
+    return np.random.default_rng([0, zlib.crc32(f"{modality}/{arm}".encode())])
+
+
 def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
-    rng = np.random.default_rng(0)
     out = []
     for name, plan in plans.items():
         permuted = points(rows, name, permuted=True)
@@ -89,6 +95,7 @@ def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[
             base = plain.get((arm, fraction))
             if base is None:
                 continue
+            rng = arm_rng(name, arm)
             sample = shuffled.resample(rng, BOOTSTRAP) - base.resample(rng, BOOTSTRAP)
             low, high = np.percentile(sample, [2.5, 97.5])
             out.append({
