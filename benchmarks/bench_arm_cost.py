@@ -99,14 +99,19 @@ def typical_epochs(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) -> dict[f
 
 def price(
     plan: ModalityPlan,
+    arm_name: str,
     timing: dict[str, float],
     train_sizes: dict[float, int],
     rows: Sequence[dict[str, Any]],
 ) -> dict[str, Any]:
+    """The arm's runs priced at its own fractions (a self-pretrained arm runs two), with permuted runs
+    only where the arm takes the permutation test."""
     protocol = plan.protocol
+    arm = plan.arm(arm_name)
     usual = typical_epochs(plan, rows)
     fractions = []
-    for fraction, n_train in sorted(train_sizes.items()):
+    for fraction in arm.fractions_of(protocol):
+        n_train = train_sizes[fraction]
         per_epoch_steps = math.ceil(n_train / protocol.batch_size)
         epoch = per_epoch_steps * timing["step_seconds"] + timing["validation_seconds"]
         cap = max(protocol.max_epochs, math.ceil(protocol.min_steps / per_epoch_steps))
@@ -120,10 +125,11 @@ def price(
     ends = (fractions[0], fractions[-1])
     seeds = len(protocol.seeds)
     rates = len(protocol.rates)
-    plan_runs: list[dict[str, Any]] = [*ends] * (
-        rates - 1
-    )  # the sweep's other first rates; rate 1 is seed 0's
-    plan_runs += fractions * seeds + [fractions[-1]] * seeds  # every seed's curve, then its permuted run
+    # the rate sweep's other first rates at both ends (the first rate is seed 0's curve run)
+    plan_runs: list[dict[str, Any]] = [*ends] * (rates - 1)
+    plan_runs += fractions * seeds  # every seed's curve
+    if arm.permutation_test:
+        plan_runs += [fractions[-1]] * seeds  # and its permuted run
     return {
         "fractions": fractions,
         "plan_runs": len(plan_runs),
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         "width": plan.protocol.width,
         "batch_size": plan.protocol.batch_size,
         **{k: round(v, 3) if isinstance(v, float) else v for k, v in timing.items()},
-        **price(plan, timing, sizes, rows),
+        **price(plan, args.arm, timing, sizes, rows),
         "environment": {**environment, "load_average_1m_at_end": round(os.getloadavg()[0], 2)},
     }
     out = args.out or Path("results/curves/arm_cost") / f"{args.modality}_{args.arm}.json"

@@ -22,7 +22,8 @@ def test_a_run_is_priced_at_its_cap_and_at_the_modality_s_typical_epochs() -> No
         {"modality": "audio", "arm": "transformer", "fraction": 0.03, "n_train": 245, "epochs": 500},
         {"modality": "audio", "arm": "floor_logreg", "fraction": 0.03, "n_train": 245, "epochs": 0},
     ]
-    priced = price(AUDIO, {"step_seconds": 2.0, "validation_seconds": 10.0}, SIZES, rows)
+    timing = {"step_seconds": 2.0, "validation_seconds": 10.0}
+    priced = price(AUDIO, "transformer", timing, SIZES, rows)
     small = priced["fractions"][0]
     assert small["steps_an_epoch"] == 4 and small["epoch_seconds"] == 18.0  # 4 steps of 2 s + 10 s
     assert small["epoch_cap"] == 500  # 2,000 steps at least: 500 epochs of 4
@@ -31,6 +32,11 @@ def test_a_run_is_priced_at_its_cap_and_at_the_modality_s_typical_epochs() -> No
     full = priced["fractions"][-1]
     assert full["epoch_cap"] == 30 and full["typical_epochs"] == 30  # no run logged there: priced at its cap
     assert priced["plan_runs"] == 2 + 4 * 3 + 3  # the sweep's second rate at both ends, 3 curves, 3 permuted
+    own = price(AUDIO, "self_pretrained", timing, SIZES, rows)  # its two fractions, no permutation test
+    assert [f["fraction"] for f in own["fractions"]] == [0.03, 1.0] and own["plan_runs"] == 2 + 2 * 3 + 3
+    text_sizes = {0.03: 150, 0.1: 500, 0.3: 1500, 1.0: 5000}
+    student = price(MODALITIES["text"], "student", timing, text_sizes, [])  # no permutation test
+    assert [f["fraction"] for f in student["fractions"]] == [0.1, 1.0] and student["plan_runs"] == 2 + 2 * 3
 
 
 def test_sizes_come_from_the_log_and_a_missing_fraction_names_the_fix() -> None:
