@@ -4,7 +4,9 @@ validation accuracy, and scored on the whole test split with the best-validation
 
 A run records what it cost and why it ended: steps, epochs, wall seconds, `stopped` (`early` when
 patience ran out, `budget` when the epoch cap did), the epoch of its best validation and `converged`
-(False when the best validation was the last one: more epochs might have helped)."""
+(False when the best validation was the last one: more epochs might have helped). A continuous-depth
+backbone's record adds what its solver cost: `nfe`, the evaluations of f in its last forward solve, and
+`nfe_total`, every evaluation over the run (training, validation and test)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,11 @@ from typing import Any
 
 import pytorch_lightning as pl
 from pytorch_lightning.callbacks import EarlyStopping
+from torch import nn
 
 from benchmarks.curves.plan import Arm, Protocol, width_key
 from benchmarks.evidence.cli_run import quiet_lightning
+from tabrasa.backbone.ode_depth import nfe_metrics
 from tabrasa.training.best_checkpoint import BestCheckpoint
 from tabrasa.training.lightning_cli import build_cli
 
@@ -60,6 +64,13 @@ class Teacher:
 
     run: str
     outputs: str
+
+
+def solver_cost(backbone: nn.Module) -> dict[str, int]:
+    """A continuous-depth backbone's function evaluations ({} for any other): this family's cost, which
+    seconds alone hide when an adaptive solver takes more steps as training goes on."""
+    metrics = nfe_metrics(backbone)
+    return {"nfe": int(metrics["nfe"]), "nfe_total": int(metrics["nfe_total"])} if metrics else {}
 
 
 def data_args(protocol: Protocol) -> list[str]:
@@ -169,6 +180,7 @@ def train_and_score(
         "val_acc": scores[best_index] if scores else float("nan"),
         "test_acc": float(test[0]["test/acc"]),
         "params": sum(p.numel() for p in cli.model.backbone.parameters()),
+        **solver_cost(cli.model.backbone),
         "fit_seconds": round(fit_seconds, 2),
         "seconds": round(time.perf_counter() - started, 2),
     }

@@ -310,6 +310,23 @@ def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint() -> None
     assert record["evaluations"] == record["epochs"] or record["stopped"] == "early"
     assert record["converged"] == (record["best_epoch"] != record["epochs"] - 1)
     assert record["n_test"] == 96 and 0 <= record["test_acc"] <= 1 and record["steps"] > 0
+    assert "nfe" not in record and "nfe_total" not in record  # no solver, no solver cost
+
+
+@pytest.mark.slow
+def test_a_continuous_depth_run_records_its_solver_evaluations() -> None:
+    plan = MODALITIES["image"]
+    protocol = Protocol(fractions=(1.0,), max_epochs=2, patience=1, min_steps=1, patience_steps=1,
+                        batch_size=16, width=16, rates=(1e-3,),
+                        data={"limit": 32, "val_size": 16})  # fmt: skip
+    key = RunKey(modality="image", arm="ode", fraction=1.0, lr=1e-3, seed=0)
+    record = train_and_score(ROOT, plan.arm("ode"), key, protocol, plan.permutation_flag)
+    # configs/backbone/ode.yaml: midpoint, 2 steps = 4 evaluations a forward solve
+    assert record["nfe"] == 4
+    # every training, validation and test batch solved once forward (direct backprop adds none)
+    per_evaluation, test_batches = math.ceil(record["n_val"] / 16), math.ceil(record["n_test"] / 16)
+    batches = record["steps"] + record["evaluations"] * per_evaluation + test_batches
+    assert record["nfe_total"] == 4 * batches, record
 
 
 def test_the_self_pretrained_arm_fine_tunes_its_export_at_its_own_fractions() -> None:
