@@ -297,15 +297,21 @@ def test_every_network_arm_parses_at_the_protocol_width(
         assert backbone.get("config", backbone)["dim"] == plan.protocol.width, arm.name
 
 
+def tiny_image_run(arm: str, max_epochs: int, limit: int) -> dict[str, Any]:
+    """One real early-stopped Fashion-MNIST run of `arm`, 16 wide, on `limit` images a split (half of it
+    the validation split), batches of 16."""
+    plan = MODALITIES["image"]
+    protocol = Protocol(fractions=(1.0,), max_epochs=max_epochs, patience=1, min_steps=1, patience_steps=1,
+                        batch_size=16, width=16, rates=(1e-3,),
+                        data={"limit": limit, "val_size": limit // 2})  # fmt: skip
+    key = RunKey(modality="image", arm=arm, fraction=1.0, lr=1e-3, seed=0)
+    return train_and_score(ROOT, plan.arm(arm), key, protocol, plan.permutation_flag)
+
+
 @pytest.mark.slow
 def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint() -> None:
     require_module("sklearn", "the floors' scikit-learn: pip install -e .[bench]")
-    plan = MODALITIES["image"]
-    protocol = Protocol(fractions=(1.0,), max_epochs=6, patience=1, min_steps=1, patience_steps=1,
-                        batch_size=16, width=16, rates=(1e-3,),
-                        data={"limit": 96, "val_size": 48})  # fmt: skip
-    key = RunKey(modality="image", arm="transformer", fraction=1.0, lr=1e-3, seed=0)
-    record = train_and_score(ROOT, plan.arm("transformer"), key, protocol, plan.permutation_flag)
+    record = tiny_image_run("transformer", max_epochs=6, limit=96)
     assert record["stopped"] in ("early", "budget") and 1 <= record["epochs"] <= 6
     assert record["evaluations"] == record["epochs"] or record["stopped"] == "early"
     assert record["converged"] == (record["best_epoch"] != record["epochs"] - 1)
@@ -315,12 +321,7 @@ def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint() -> None
 
 @pytest.mark.slow
 def test_a_continuous_depth_run_records_its_solver_evaluations() -> None:
-    plan = MODALITIES["image"]
-    protocol = Protocol(fractions=(1.0,), max_epochs=2, patience=1, min_steps=1, patience_steps=1,
-                        batch_size=16, width=16, rates=(1e-3,),
-                        data={"limit": 32, "val_size": 16})  # fmt: skip
-    key = RunKey(modality="image", arm="ode", fraction=1.0, lr=1e-3, seed=0)
-    record = train_and_score(ROOT, plan.arm("ode"), key, protocol, plan.permutation_flag)
+    record = tiny_image_run("ode", max_epochs=2, limit=32)
     # configs/backbone/ode.yaml: midpoint, 2 steps = 4 evaluations a forward solve
     assert record["nfe"] == 4
     # every training, validation and test batch solved once forward (direct backprop adds none)
