@@ -163,6 +163,26 @@ def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: P
     lines += ["converged (best validation at their last evaluation)."]
     lines += [f"Left in the plan: at least {cost.runs_left} runs, about {cost.hours_left:.1f} lane-hours at"]
     lines += [f"{cost.seconds_a_run:,.0f} s a network run (the mean of {cost.priced_by}).", ""]
+    return lines + solver_cost_lines(mine)
+
+
+def solver_cost_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per continuous-depth arm, its solver's evaluations of f: a forward solve's and the runs' total.
+    Runs recorded before the count was kept are named, not guessed."""
+    lines = []
+    for arm in dict.fromkeys(r["arm"] for r in rows if "nfe" in r):
+        runs = [r for r in rows if r["arm"] == arm]
+        counted = [r for r in runs if "nfe" in r]
+        per_solve = sorted({int(r["nfe"]) for r in counted})
+        total = sum(int(r["nfe_total"]) for r in counted)
+        line = (
+            f"Solver cost of {arm}: {'/'.join(map(str, per_solve))} evaluations of f a forward solve;"
+            f" {total:,} over {len(counted)} runs ({total / len(counted):,.0f} a run)"
+        )
+        uncounted = len(runs) - len(counted)
+        if uncounted:
+            line += f"; {uncounted} earlier {'run' if uncounted == 1 else 'runs'} did not record it"
+        lines += [line + ".", ""]
     return lines
 
 

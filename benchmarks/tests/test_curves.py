@@ -23,6 +23,7 @@ from benchmarks.curves.report import (
     POINT_COLUMNS,
     modality_report,
     permutation_rows,
+    solver_cost_lines,
     write_permutation,
     write_points,
 )
@@ -172,6 +173,21 @@ def test_the_verdict_compares_against_baselines_with_a_prior_never_a_mixer(tmp_p
     gap_rows = [line for line in modality_report(plan, rows, {plan.name: plan}) if line.startswith("| 1")]
     assert gap_rows and all("| cnn |" in line for line in gap_rows)
     assert not [line for line in gap_rows if "mamba" in line]
+
+
+def test_the_report_sums_a_solver_arm_s_evaluations_and_names_runs_that_lack_them() -> None:
+    rows = [
+        {"arm": "ode", "nfe": 4, "nfe_total": 1000},
+        {"arm": "ode", "nfe": 4, "nfe_total": 3000},
+        {"arm": "ode"},  # recorded before the count was kept
+        {"arm": "transformer"},
+    ]
+    lines = solver_cost_lines(rows)
+    assert lines[0] == (
+        "Solver cost of ode: 4 evaluations of f a forward solve; 4,000 over 2 runs (2,000 a run);"
+        " 1 earlier run did not record it."
+    )
+    assert not solver_cost_lines([r for r in rows if r["arm"] == "transformer"])  # no solver, no line
 
 
 def test_lanes_split_arms_without_overlap(tmp_path: Path) -> None:
