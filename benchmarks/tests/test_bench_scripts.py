@@ -191,6 +191,18 @@ def test_bench_mixers_writes_each_family_at_each_length_with_its_whole_command(t
     assert result["command"] == "python -m benchmarks.bench_mixers " + " ".join(argv)
 
 
+def test_bench_scan_chunk_times_each_buffer_size_and_names_the_fastest(tmp_path: Path) -> None:
+    out = tmp_path / "chunk.json"
+    result = load("bench_scan_chunk").main(["--smoke", "--out", str(out)])
+    assert json.loads(out.read_text())["rows"] == result["rows"]
+    (row,) = result["rows"]  # 2 × 9 tokens × 8 channels × state 16: 256 numbers a step
+    assert row["chunk"] == {"16": 1, "1024": 4}  # the buffer size sets the chunk length
+    assert row["fastest"] == min(
+        (int(k) for k in row["milliseconds"]), key=lambda k: row["milliseconds"][str(k)]
+    )
+    assert row["default_over_fastest"] is None  # the default size was not among those timed
+
+
 def test_bench_mamba_scan_times_every_path_of_one_model(tmp_path: Path) -> None:
     out = tmp_path / "scan.json"
     result = load("bench_mamba_scan").main(["--smoke", "--out", str(out)])

@@ -62,7 +62,8 @@ def test_a_wrong_carry_between_chunks_is_caught() -> None:
 
 
 def test_chunk_length_keeps_a_buffer_bounded_and_refuses_zero() -> None:
-    assert chunk_length(batch=32, channels=256, state=16, length=256) == 16  # 131,072 numbers a step
+    assert chunk_length(batch=32, channels=256, state=16, length=256) == 2  # 131,072 numbers a step
+    assert chunk_length(batch=32, channels=256, state=16, length=256, elements=1 << 21) == 16
     assert chunk_length(batch=1, channels=1, state=1, length=7) == 7  # never longer than the sequence
     assert chunk_length(batch=4096, channels=4096, state=16, length=9) == 1
     with pytest.raises(ValueError, match="chunk=0 must be >= 1"):
