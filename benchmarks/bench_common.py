@@ -4,6 +4,7 @@ the accuracy probes train `benchmarks.evidence.probe.ProbeModel` with `synthetic
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import platform
@@ -75,6 +76,24 @@ def write_json(path: str | Path, payload: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def timing_parser(doc: str | None, repeats: int) -> argparse.ArgumentParser:
+    """The options every CPU timing script shares: rounds, torch threads, a smoke mode and the output."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeats", type=int, default=repeats)
+    p.add_argument("--threads", type=int, default=1, help="1: as each lane of the curves trains")
+    p.add_argument("--smoke", action="store_true", help="one tiny shape, one round")
+    p.add_argument("--out", type=Path, default=None)
+    return p
+
+
+def finished(module: str, argv: Sequence[str] | None, out: Path | None, **payload: Any) -> dict[str, Any]:
+    """The result a script returns, its recreating command first; written to `out` as JSON when given."""
+    result = {"command": command_line(module, argv), **payload}
+    if out is not None:
+        write_json(out, result)
+    return result
 
 
 def model_flops_per_token(dim: int, depth: int, tokens: int, mlp_ratio: float = 4.0) -> float:

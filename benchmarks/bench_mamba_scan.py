@@ -14,15 +14,13 @@ round in one process (benchmarks.evidence.timing), median seconds a step. The lo
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from benchmarks.bench_common import command_line, setup
+from benchmarks.bench_common import finished, setup, timing_parser
 from benchmarks.evidence.timing import interleaved
 from tabrasa.backbone.mamba import Mamba
 from tabrasa.backbone.mamba_config import MambaConfig
@@ -66,27 +64,21 @@ def compare(shapes: list[tuple[int, int]], batch: int, depth: int, repeats: int)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = timing_parser(__doc__, repeats=5)
     shapes = ["64x26", "64x128", "128x128", "128x256"]  # the curves' audio and text, the presets' text
     p.add_argument("--shapes", nargs="+", default=shapes, help="DIMxLENGTH, each timed")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--depth", type=int, default=3)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1, help="1: as each lane of the curves trains")
-    p.add_argument("--smoke", action="store_true", help="one tiny shape, one round")
-    p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     machine = setup(args.threads)
     if args.smoke:
         args.shapes, args.batch, args.depth, args.repeats = ["16x12"], 2, 1, 1
     shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
     rows = compare(shapes, args.batch, args.depth, args.repeats)  # type: ignore[arg-type]
-    command = command_line("benchmarks.bench_mamba_scan", argv)
-    result = {"command": command, "machine": machine, "settings": vars(args) | {"out": None}, "rows": rows}
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    return result
+    settings = vars(args) | {"out": None}
+    return finished(
+        "benchmarks.bench_mamba_scan", argv, args.out, machine=machine, settings=settings, rows=rows
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,13 @@ same outputs (tests/backbone/test_chunked_scan.py checks chunk lengths 1 to the 
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from benchmarks.bench_common import command_line, setup
+from benchmarks.bench_common import finished, setup, timing_parser
 from benchmarks.evidence.timing import interleaved
 from tabrasa.backbone.chunked_scan import CHUNK_ELEMENTS, chunk_length, chunked_scan
 
@@ -66,31 +64,20 @@ def compare(shapes: list[tuple[int, int, int]], elements: list[int], repeats: in
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = timing_parser(__doc__, repeats=7)
     p.add_argument("--shapes", nargs="+", default=SHAPES, help="BATCHxLENGTHxCHANNELS, each timed")
     p.add_argument("--elements", nargs="+", type=int, default=ELEMENTS, help="buffer sizes to compare")
-    p.add_argument("--repeats", type=int, default=7)
-    p.add_argument("--threads", type=int, default=1, help="1: as each lane of the curves trains")
-    p.add_argument("--smoke", action="store_true", help="one tiny shape, one round")
-    p.add_argument("--out", type=Path, default=None)
     args = p.parse_args(argv)
     machine = setup(args.threads)
     if args.smoke:
         args.shapes, args.elements, args.repeats = ["2x9x8"], [16, 1 << 10], 1
     shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.shapes]
     rows = compare(shapes, args.elements, args.repeats)  # type: ignore[arg-type]
-    command = command_line("benchmarks.bench_scan_chunk", argv)
-    result = {
-        "command": command,
-        "machine": machine,
-        "default_elements": CHUNK_ELEMENTS,
-        "settings": vars(args) | {"out": None},
-        "rows": rows,
-    }
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    return result
+    settings = vars(args) | {"out": None}
+    return finished(
+        "benchmarks.bench_scan_chunk", argv, args.out,
+        machine=machine, default_elements=CHUNK_ELEMENTS, settings=settings, rows=rows,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
