@@ -33,7 +33,7 @@ def test_a_run_is_priced_at_its_cap_and_at_the_modality_s_typical_epochs() -> No
     assert full["epoch_cap"] == 30 and full["typical_epochs"] == 30  # no run logged there: priced at its cap
     assert priced["plan_runs"] == 2 + 4 * 3 + 3  # the sweep's second rate at both ends, 3 curves, 3 permuted
     own = price(AUDIO, "self_pretrained", timing, SIZES, rows)  # its two fractions, no permutation test
-    assert [f["fraction"] for f in own["fractions"]] == [0.03, 1.0] and own["plan_runs"] == 2 + 2 * 3 + 3
+    assert [f["fraction"] for f in own["fractions"]] == [0.03, 1.0] and own["plan_runs"] == 2 + 2 * 3
     text_sizes = {0.03: 150, 0.1: 500, 0.3: 1500, 1.0: 5000}
     student = price(MODALITIES["text"], "student", timing, text_sizes, [])  # no permutation test
     assert [f["fraction"] for f in student["fractions"]] == [0.1, 1.0] and student["plan_runs"] == 2 + 2 * 3

@@ -364,3 +364,18 @@ def test_a_partial_sweep_reads_the_gap_from_the_fractions_both_arms_have() -> No
     assert result.missing == (0.1,) and [g.n_train for g in result.gaps] == [300, 3000, 10_000]
     with pytest.raises(LookupError, match="two fractions"):  # counter: one shared fraction gives no slope
         verdict({k: v for k, v in table.items() if k[1] in (0.03, 0.1)}, "transformer", ["cnn"])
+
+
+def test_the_self_pretrained_arm_takes_no_permutation_test_and_its_logged_runs_are_not_reported(
+    tmp_path: Path,
+) -> None:
+    for modality, plan in MODALITIES.items():
+        assert not plan.arm("self_pretrained").permutation_test, modality  # pretrained on unshuffled inputs
+    plan = fake_plan()
+    run_sweep([plan], tmp_path / "runs.jsonl", fake_runner([]), Lane())
+    rows = list(RunLog(tmp_path / "runs.jsonl", KEY_FIELDS).runs.values())
+    assert "cnn" in {r["arm"] for r in permutation_rows(rows, {plan.name: plan})}
+    # the same log once the cnn has left the test: its permuted runs stay in the log, out of the summary
+    left = replace(plan, arms=tuple(replace(a, permutation_test=a.name != "cnn") for a in plan.arms))
+    assert "cnn" not in {r["arm"] for r in permutation_rows(rows, {left.name: left})}
+    assert "transformer" in {r["arm"] for r in permutation_rows(rows, {left.name: left})}
