@@ -149,8 +149,7 @@ def self_pretrained(config: str, pretrain: str) -> Arm:
 
     No permutation test: its pretraining reads the unshuffled inputs, so a shuffled fine-tune would measure
     how pretrained features transfer across the shuffle, not what the shuffle takes from the arm. The test
-    needs a pretraining on the shuffled inputs too, which the pretraining presets cannot express for
-    token shuffles (text, protein)."""
+    would need a second pretraining per fraction, on the shuffled inputs; not built."""
     return Arm(name="self_pretrained", config=config, prior="none, self-pretrained", pretrain=pretrain,
                fractions=(0.03, 1.0), permutation_test=False)  # fmt: skip
 
