@@ -86,10 +86,6 @@ def arm_rng(modality: str, arm: str) -> np.random.Generator:
     return np.random.default_rng([0, zlib.crc32(f"{modality}/{arm}".encode())])
 
 
-def takes_permutation_test(plan: ModalityPlan, arm: str) -> bool:
-    return any(a.name == arm and a.permutation_test for a in plan.arms)
-
-
 def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
     out = []
     for name, plan in plans.items():
@@ -97,8 +93,10 @@ def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[
         plain = points(curve_rows(rows, plans), name)
         for (arm, fraction), shuffled in sorted(permuted.items()):
             base = plain.get((arm, fraction))
-            if base is None or not takes_permutation_test(plan, arm):
-                continue  # a permuted run logged before its arm left the test is kept, not reported
+            # base exists only for the plan's arms (curve_rows); a permuted run logged before its arm left
+            # the test is kept in the log, not reported
+            if base is None or not plan.arm(arm).permutation_test:
+                continue
             rng = arm_rng(name, arm)
             sample = shuffled.resample(rng, BOOTSTRAP) - base.resample(rng, BOOTSTRAP)
             low, high = np.percentile(sample, [2.5, 97.5])
