@@ -7,7 +7,9 @@
 Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per run;
 processes on one machine claim the runs they train (benchmarks/curves/claims.py), so none runs twice.
 `--lane I/N` instead deals whole arms out to N processes. `--start-within HOURS` starts no run after that
-many hours and lets the one under way finish: for a machine held for a fixed time.
+many hours and lets the one under way finish: for a machine held for a fixed time. `--start-before TIME`
+is the same window as a clock time, so commands run one after another share it, and one reached after it
+starts nothing.
 The report writes OUT/points.csv, OUT/report.md and the permutation summary (`--permutation-out`).
 Arms whose backbone or task config does not exist are refused by name; `--arms` picks a subset.
 """
@@ -15,12 +17,16 @@ Arms whose backbone or task config does not exist are refused by name; `--arms` 
 from __future__ import annotations
 
 import argparse
+import time
 from dataclasses import replace
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from benchmarks.curves.claims import Claims, made_once
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, train_and_score
 from benchmarks.curves.floors import fit_floor
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
@@ -39,15 +45,20 @@ SMOKE = Protocol(fractions=(0.5, 1.0), seeds=(0,), max_epochs=2, patience=1, min
 
 
 def runner(root: Path, out: Path) -> Any:
+    shared = Claims(out / "shared-inputs")  # processes sharing an arm make each fraction's inputs once
+
     def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
         if arm.is_floor:
             record = fit_floor(root, arm, key, plan.protocol)
         else:
             export = teacher = None
+            fraction = f"{key.modality} {key.fraction:g}"
             if arm.pretrain is not None:
-                export = pretraining_export(root, out / "pretrained", arm, key, plan.protocol)
+                pretrain = partial(pretraining_export, root, out / "pretrained", arm, key, plan.protocol)
+                export = made_once(shared, f"pretraining {fraction}", pretrain)
             if arm.teacher is not None:
-                teacher = teacher_for(root, out / "teachers", arm, key, plan.protocol)
+                fit_teacher = partial(teacher_for, root, out / "teachers", arm, key, plan.protocol)
+                teacher = made_once(shared, f"teacher {fraction}", fit_teacher)
             record = train_and_score(root, arm, key, plan.protocol, plan.permutation_flag, export, teacher)
         shuffled = "permuted " if key.permuted else ""
         print(
@@ -90,6 +101,16 @@ def selected_plans(
     return plans
 
 
+def clock_time(text: str) -> datetime:
+    """--start-before's value: an ISO date and time, read in the machine's local time zone."""
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date and time; write it as 2026-12-07T05:25 (local time)"
+        ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--modalities", nargs="+", default=list(MODALITIES))
@@ -105,10 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report-only", action="store_true", help="write the tables from the log; train nothing")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: one lane a core)")
     p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
-    p.add_argument(
+    window = p.add_mutually_exclusive_group()
+    window.add_argument(
         "--start-within", type=float, default=None, metavar="HOURS",
         help="start runs only within this many hours of launch; the run under way then finishes, so a "
         "sweep with a time window stops between runs and loses none (rerun the command to resume)",
+    )  # fmt: skip
+    window.add_argument(
+        "--start-before", type=clock_time, default=None, metavar="TIME",
+        help="the same window ending at a local time (2026-12-07T05:25): a chain of sweeps shares one "
+        "window, and a sweep reached after it starts no run",
     )  # fmt: skip
     args = p.parse_args(argv)
     if args.start_within is not None and not args.start_within > 0:
@@ -118,10 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     lane = Lane.parse(args.lane)
     plans = selected_plans(args.modalities, args.arms, args.smoke, ROOT, check=not args.report_only)
     if not args.report_only:
-        window = start_window(args.start_within)
+        hours, flag = args.start_within, f"--start-within {args.start_within}"
+        if args.start_before is not None:  # a past time gives a window already over: nothing starts
+            hours = (args.start_before.timestamp() - time.time()) / 3600
+            flag = f"--start-before {args.start_before:%Y-%m-%dT%H:%M}"
+        window = start_window(hours)
         train = runner(ROOT, args.out)
         if not run_sweep(plans, log_path, train, lane, tuple(args.parts), may_start=window):
-            print(f"--start-within {args.start_within}: the window is over; the same command resumes")
+            print(f"{flag}: the window is over; the same command resumes")
     if lane.count > 1 and not args.report_only:
         return 0  # the report waits for a call without --lane
     rows = list(RunLog(log_path, KEY_FIELDS).runs.values())

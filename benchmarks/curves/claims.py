@@ -3,7 +3,8 @@
 A claim is a file named after the run, created with O_EXCL (only one process can make it) and holding its
 owner's pid. A claim whose owner is gone (a killed sweep) is stale and is taken over. The folder is under
 the system's temporary directory, keyed by the log's absolute path: processes on one machine that write
-the same log see the same claims, and nothing lands in the checkout.
+the same log see the same claims, and nothing lands in the checkout. `made_once` uses the same claims for
+what several runs share (a fraction's pretraining export or teacher), so it is made by one process.
 """
 
 from __future__ import annotations
@@ -11,7 +12,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def _alive(pid: int) -> bool:
@@ -59,3 +65,17 @@ class Claims:
 
     def release(self, name: str) -> None:
         self._path(name).unlink(missing_ok=True)
+
+
+def made_once(
+    claims: Claims, name: str, make: Callable[[], T], wait: Callable[[float], None] = time.sleep
+) -> T:
+    """`make()` while holding `name`: a second process that needs the same shared input (a fraction's
+    pretraining export, its teacher) waits for the first instead of making it beside it into the same
+    folder. `make` must look for a finished result before making one, so the waiter then reads it."""
+    while not claims.take(name):
+        wait(30.0)
+    try:
+        return make()
+    finally:
+        claims.release(name)

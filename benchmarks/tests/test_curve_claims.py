@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.curves.claims import Claims
+from benchmarks.curves.claims import Claims, made_once
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
 from benchmarks.curves.sweep import needed_keys, run_sweep
 from benchmarks.evidence.lanes import Lane
@@ -33,6 +33,28 @@ def test_a_claim_is_exclusive_while_its_owner_lives_and_taken_over_when_it_dies(
     assert claims.owner("c") is None and claims.take("c")
     claims.release("a")
     assert claims.owner("a") is None
+
+
+def test_a_shared_input_another_process_is_making_is_waited_for_not_made_beside_it(tmp_path: Path) -> None:
+    claims = Claims(tmp_path / "runs.jsonl", folder=tmp_path / "claims")
+    name = "pretraining image 0.03"
+    claims._path(name).write_text(str(os.getppid()))  # another process is pretraining on that fraction
+    folder: dict[str, str] = {}
+    waits: list[float] = []
+
+    def wait(seconds: float) -> None:  # the other process finishes its export while this one waits
+        waits.append(seconds)
+        folder["export"] = "made by the other process"
+        claims.release(name)
+
+    def make() -> str:  # as Pretrainings.get: a finished export is read, never made again
+        return folder.setdefault("export", "made here")
+
+    assert made_once(claims, name, make, wait=wait) == "made by the other process"
+    assert waits == [30.0] and claims.owner(name) is None
+    # counter: with nobody holding it, the export is made at once and the claim is given back
+    assert made_once(claims, "pretraining image 1", lambda: "made here", wait=wait) == "made here"
+    assert waits == [30.0] and claims.owner("pretraining image 1") is None
 
 
 def test_a_run_held_elsewhere_is_waited_for_and_never_run_twice(tmp_path: Path) -> None:

@@ -156,6 +156,25 @@ def test_a_start_window_must_be_positive_and_says_so(capsys: pytest.CaptureFixtu
     assert "--start-within 0.0: give the hours in which runs may start, > 0" in capsys.readouterr().err
 
 
+def test_a_sweep_reached_after_its_clock_time_window_starts_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = ["--out", str(tmp_path), "--permutation-out", str(tmp_path / "summary.csv")]
+
+    def sweep(until: str) -> dict[Any, Any]:
+        arm = ["--modalities", "image", "--arms", "floor_logreg"]
+        bench_curves_main(["--smoke", *arm, "--start-before", until, *outputs])
+        return RunLog(tmp_path / "runs.jsonl", KEY_FIELDS).runs
+
+    assert not sweep("2000-01-01T00:00")
+    over = "--start-before 2000-01-01T00:00: the window is over; the same command resumes"
+    assert over in capsys.readouterr().out
+    assert len(sweep("2999-01-01T00:00")) == 2  # counter: inside its window the same command trains the floor
+    with pytest.raises(SystemExit):
+        bench_curves_main(["--start-before", "at five", "--report-only"])
+    assert "'at five' is not a date and time; write it as 2026-12-07T05:25" in capsys.readouterr().err
+
+
 def test_the_verdict_compares_against_baselines_with_a_prior_never_a_mixer(tmp_path: Path) -> None:
     plan = fake_plan()
     plan = replace(plan, arms=(*plan.arms, Arm(name="mamba", config="c.yaml")))
