@@ -52,13 +52,13 @@ def runner(root: Path, out: Path) -> Any:
             record = fit_floor(root, arm, key, plan.protocol)
         else:
             export = teacher = None
-            fraction = f"{key.modality} {key.fraction:g}"
+            inputs_of = f"{key.modality} {key.fraction:g}"  # what a fraction's shared inputs are named by
             if arm.pretrain is not None:
                 pretrain = partial(pretraining_export, root, out / "pretrained", arm, key, plan.protocol)
-                export = made_once(shared, f"pretraining {fraction}", pretrain)
+                export = made_once(shared, f"pretraining {inputs_of}", pretrain)
             if arm.teacher is not None:
                 fit_teacher = partial(teacher_for, root, out / "teachers", arm, key, plan.protocol)
-                teacher = made_once(shared, f"teacher {fraction}", fit_teacher)
+                teacher = made_once(shared, f"teacher {inputs_of}", fit_teacher)
             record = train_and_score(root, arm, key, plan.protocol, plan.permutation_flag, export, teacher)
         shuffled = "permuted " if key.permuted else ""
         print(

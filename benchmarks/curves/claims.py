@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+WAIT_SECONDS = 30.0  # how long a process waits before it looks again at what another one holds
 
 
 def _alive(pid: int) -> bool:
@@ -74,7 +75,7 @@ def made_once(
     pretraining export, its teacher) waits for the first instead of making it beside it into the same
     folder. `make` must look for a finished result before making one, so the waiter then reads it."""
     while not claims.take(name):
-        wait(30.0)
+        wait(WAIT_SECONDS)
     try:
         return make()
     finally:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from benchmarks.curves.claims import Claims
+from benchmarks.curves.claims import WAIT_SECONDS, Claims
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
 from benchmarks.curves.plan import Arm, ModalityPlan
 from benchmarks.curves.rates import best_rate, grid, interpolated_rate, next_rate, rate_scores
@@ -35,7 +35,6 @@ from benchmarks.evidence.rate_sweep import RunLog
 Runner = Callable[[ModalityPlan, Arm, RunKey], dict[str, Any]]
 Part = Literal["curve", "permutation"]
 PARTS: tuple[Part, ...] = ("curve", "permutation")
-WAIT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
