@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.curves.claims import Claims, made_once
+from benchmarks.curves.claims import Claims, folder_of_log, made_once
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, train_and_score
 from benchmarks.curves.floors import fit_floor
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
@@ -46,6 +46,7 @@ SMOKE = Protocol(fractions=(0.5, 1.0), seeds=(0,), max_epochs=2, patience=1, min
 
 def runner(root: Path, out: Path) -> Any:
     shared = Claims(out / "shared-inputs")  # processes sharing an arm make each fraction's inputs once
+    unfinished = folder_of_log("runs", out / "runs.jsonl")  # a killed run's checkpoints, for its resume
 
     def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
         if arm.is_floor:
@@ -59,12 +60,15 @@ def runner(root: Path, out: Path) -> Any:
             if arm.teacher is not None:
                 fit_teacher = partial(teacher_for, root, out / "teachers", arm, key, plan.protocol)
                 teacher = made_once(shared, f"teacher {inputs_of}", fit_teacher)
-            record = train_and_score(root, arm, key, plan.protocol, plan.permutation_flag, export, teacher)
+            record = train_and_score(
+                root, arm, key, plan.protocol, plan.permutation_flag, export, teacher, runs_folder=unfinished
+            )
         shuffled = "permuted " if key.permuted else ""
         print(
             f"{key.modality:8} {key.arm:16} f={key.fraction:<5g} lr={key.lr:<8g} seed={key.seed} {shuffled}"
             f"→ val {record['val_acc']:.3f} test {record['test_acc']:.3f} "
-            f"({record['epochs']} epochs, {record['stopped']}, {record['seconds']:.0f} s)",
+            f"({record['epochs']} epochs, {record['stopped']}, {record['seconds']:.0f} s"
+            f"{', resumed' if record.get('segments', 1) > 1 else ''})",
             flush=True,
         )
         return record

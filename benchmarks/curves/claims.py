@@ -31,10 +31,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def folder_of_log(kind: str, log_path: Path) -> Path:
+    """A folder in the system's temporary directory that every process writing `log_path` shares: its
+    claims, or its unfinished runs' checkpoints (`kind`)."""
+    digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"tabrasa-curve-{kind}-{digest}"
+
+
 class Claims:
     def __init__(self, log_path: Path, folder: Path | None = None) -> None:
-        digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
-        self.folder = folder or Path(tempfile.gettempdir()) / f"tabrasa-curve-claims-{digest}"
+        self.folder = folder or folder_of_log("claims", log_path)
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def _path(self, name: str) -> Path:

@@ -6,14 +6,26 @@ A run records what it cost and why it ended: steps, epochs, wall seconds, `stopp
 patience ran out, `budget` when the epoch cap did), the epoch of its best validation and `converged`
 (False when the best validation was the last one: more epochs might have helped). A continuous-depth
 backbone's record adds what its solver cost: `nfe`, the evaluations of f in its last forward solve, and
-`nfe_total`, every evaluation over the run (training, validation and test)."""
+`nfe_total`, every evaluation over the run (training, validation and test).
+
+A run keeps its checkpoints in a folder of its own that outlives the process (`run_folder`): a run killed
+in the middle (a machine held for a fixed time) resumes from its last checkpoint when the sweep reaches it
+again, through tabrasa's exact resume (`ResumeCheckpoint`, `ResumeState`: the same batches and random
+numbers as an uninterrupted run) and `FitClock`, which carries the seconds of the processes before.
+`segments` says how many processes trained it; training after its last checkpoint is lost and uncounted.
+The folder is removed once the run is scored. Without this, a run longer than the time a machine is held
+(the spectrogram CNN's smallest fraction, 2.2 hours on one core) could never finish on a CPU."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import shutil
 import tempfile
 import time
+import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +38,12 @@ from benchmarks.curves.plan import Arm, Protocol, width_key
 from benchmarks.evidence.cli_run import quiet_lightning
 from tabrasa.backbone.ode_depth import nfe_metrics
 from tabrasa.training.best_checkpoint import BestCheckpoint
+from tabrasa.training.checkpointing import ResumeCheckpoint, ResumeState
+from tabrasa.training.fit_clock import FitClock
 from tabrasa.training.lightning_cli import build_cli
 
 MONITOR = "val/acc"
+CHECKPOINT_MINUTES = 10.0  # last.ckpt mid-epoch too, not only at epoch ends (a long epoch)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +64,12 @@ class ValidationHistory(pl.Callback):
 
     def __init__(self) -> None:
         self.scores: list[tuple[int, int, float]] = []
+
+    def state_dict(self) -> dict[str, Any]:  # in every checkpoint: a resumed run keeps its history
+        return {"scores": [list(score) for score in self.scores]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.scores = [(int(e), int(s), float(v)) for e, s, v in state_dict["scores"]]
 
     def on_validation_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if trainer.sanity_checking or MONITOR not in trainer.callback_metrics:
@@ -128,6 +149,14 @@ def run_args(
     return args
 
 
+def run_folder(args: list[str], under: Path | None = None) -> Path:
+    """Where the run of these CLI arguments keeps its checkpoints until it is scored, named by the
+    arguments themselves: a run resumes only into the same arm, key and protocol, and a changed protocol
+    starts afresh. `under`: default a folder in the system's temporary directory, outside the checkout."""
+    under = under or Path(tempfile.gettempdir()) / "tabrasa-curve-runs"
+    return under / hashlib.sha1("\n".join(args).encode()).hexdigest()[:16]
+
+
 def train_and_score(
     root: Path,
     arm: Arm,
@@ -136,33 +165,50 @@ def train_and_score(
     permutation_flag: str,
     export: str | None = None,
     teacher: Teacher | None = None,
+    *,
+    runs_folder: Path | None = None,
+    callbacks: Sequence[pl.Callback] = (),
 ) -> dict[str, Any]:
-    """Run one key; returns its record (the key's fields included)."""
+    """Run one key, resuming it where an earlier process left it; returns its record (the key's fields
+    included). `runs_folder`: where unfinished runs keep their checkpoints (see `run_folder`);
+    `callbacks`: added to the trainer's (a test stops a run with one)."""
     quiet_lightning()
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="tabrasa-curve-") as scratch:
-        cli = build_cli(
-            run_args(root, arm, key, protocol, permutation_flag, export, teacher),
-            run=False,
-            trainer_defaults_override={"callbacks": [], "default_root_dir": scratch},
-            save_config=False,
-        )
-        cli.datamodule.setup("fit")
-        per_epoch = math.ceil(len(cli.datamodule.splits["train"]) / protocol.batch_size)
-        cap = max(protocol.max_epochs, math.ceil(protocol.min_steps / per_epoch))
-        cli.trainer.fit_loop.max_epochs = cap
-        patience = max(protocol.patience, math.ceil(protocol.patience_steps / per_epoch))
-        history = ValidationHistory()
-        stopper = EarlyStopping(monitor=MONITOR, mode="max", patience=patience)
-        best = BestCheckpoint(dirpath=scratch)
-        cli.trainer.callbacks.extend([history, stopper, best])
-        cli.trainer.fit(cli.model, datamodule=cli.datamodule)
-        fit_seconds = time.perf_counter() - started
-        test = cli.trainer.test(
-            cli.model, datamodule=cli.datamodule, ckpt_path=best.best_model_path, verbose=False
-        )
+    clock = FitClock()
+    clock.start()  # before data set-up, as `tabrasa fit` starts it
+    args = run_args(root, arm, key, protocol, permutation_flag, export, teacher)
+    folder = run_folder(args, runs_folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    last = folder / f"{ResumeCheckpoint.CHECKPOINT_NAME_LAST}{ResumeCheckpoint.FILE_EXTENSION}"
+    resume_from = str(last) if last.is_file() else None
+    if resume_from:  # the folder holds the killed run's checkpoints, which is the point
+        warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+    cli = build_cli(
+        [*args, "--checkpoint.dirpath", str(folder), "--checkpoint.every_minutes", str(CHECKPOINT_MINUTES)],
+        run=False,
+        trainer_defaults_override={"callbacks": [], "default_root_dir": str(folder)},
+        save_config=False,
+    )
+    cli.datamodule.setup("fit")
+    per_epoch = math.ceil(len(cli.datamodule.splits["train"]) / protocol.batch_size)
+    cap = max(protocol.max_epochs, math.ceil(protocol.min_steps / per_epoch))
+    cli.trainer.fit_loop.max_epochs = cap
+    patience = max(protocol.patience, math.ceil(protocol.patience_steps / per_epoch))
+    history = ValidationHistory()
+    stopper = EarlyStopping(monitor=MONITOR, mode="max", patience=patience)
+    best = BestCheckpoint(dirpath=str(folder))
+    cli.trainer.callbacks.extend([history, stopper, best, ResumeState(), clock, *callbacks])
+    cli.trainer.fit(cli.model, datamodule=cli.datamodule, ckpt_path=resume_from)
+    # Read before the test: restoring the best checkpoint also restores these callbacks' states.
+    fit_seconds, segments = clock.earlier.fit_seconds + clock.this_process()[0], clock.earlier.segments + 1
+    validations = list(history.scores)
+    tested = time.perf_counter()
+    test = cli.trainer.test(
+        cli.model, datamodule=cli.datamodule, ckpt_path=best.best_model_path, verbose=False
+    )
+    test_seconds = time.perf_counter() - tested
+    shutil.rmtree(folder, ignore_errors=True)
     data = cli.datamodule
-    scores = [score for _, _, score in history.scores]
+    scores = [score for _, _, score in validations]
     best_index = max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else -1
     return {
         **{name: getattr(key, name) for name in KEY_FIELDS},
@@ -174,13 +220,14 @@ def train_and_score(
         "stopped": "budget" if cli.trainer.current_epoch >= cap else "early",
         "epoch_cap": cap,
         "patience": patience,
-        "best_epoch": history.scores[best_index][0] if scores else None,
+        "best_epoch": validations[best_index][0] if scores else None,
         "evaluations": len(scores),
         "converged": bool(scores) and best_index != len(scores) - 1,
         "val_acc": scores[best_index] if scores else float("nan"),
         "test_acc": float(test[0]["test/acc"]),
         "params": sum(p.numel() for p in cli.model.backbone.parameters()),
         **solver_cost(cli.model.backbone),
+        "segments": segments,
         "fit_seconds": round(fit_seconds, 2),
-        "seconds": round(time.perf_counter() - started, 2),
+        "seconds": round(fit_seconds + test_seconds, 2),
     }
