@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.plan import ModalityPlan
-from benchmarks.curves.plan_cost import plan_cost
+from benchmarks.curves.plan_cost import MeasuredPrices, measured_prices, plan_cost, priced_by
 from benchmarks.curves.rate_report import rate_report
 from benchmarks.curves.rates import best_rate, interpolated_rate, rate_scores
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
@@ -117,7 +117,10 @@ def write_permutation(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) 
         writer.writerows(permutation_rows(rows, plans))
 
 
-def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: Plans) -> list[str]:
+def modality_report(
+    plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: Plans, measured: MeasuredPrices | None = None
+) -> list[str]:
+    """The modality's section of the report; `measured`: the arms' measured prices, for what is left."""
     table = points(curve_rows(rows, plans), plan.name)
     if not table:
         return [f"## {plan.name}", "", "No run yet.", ""]
@@ -157,14 +160,17 @@ def modality_report(plan: ModalityPlan, rows: Sequence[dict[str, Any]], plans: P
         lines += ["", reading]
     mine = [r for r in rows if r["modality"] == plan.name]
     open_runs = sum(1 for r in mine if not r.get("converged"))
-    cost = plan_cost(plan, rows, list(plans.values()))
+    cost = plan_cost(plan, rows, list(plans.values()), measured)
     lines += [
         "",
         f"Cost so far: {cost.runs_done} runs, {cost.hours_done:.2f} lane-hours; {open_runs} runs not",
     ]
     lines += ["converged (best validation at their last evaluation)."]
-    lines += [f"Left in the plan: at least {cost.runs_left} runs, about {cost.hours_left:.1f} lane-hours at"]
-    lines += [f"{cost.seconds_a_run:,.0f} s a network run (the mean of {cost.priced_by}).", ""]
+    lines += [f"Left in the plan: at least {cost.runs_left} runs, about {cost.hours_left:.1f} lane-hours."]
+    if cost.arms:  # benchmarks/curves/plan_cost.py says how a run is priced
+        by_arm = "; ".join(f"{a.arm} {a.runs_left} runs, {a.hours_left:.1f} lane-hours" for a in cost.arms)
+        lines += [f"By arm, each run priced at its fraction by {priced_by(cost)}:", f"{by_arm}."]
+    lines += [""]
     return lines + solver_cost_lines(mine)
 
 
@@ -195,7 +201,8 @@ def write_report(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> No
         "Written by `python -m benchmarks.bench_curves` from runs.jsonl.",
         "",
     ]
-    costs = [plan_cost(plan, rows, list(plans.values())) for plan in plans.values()]
+    measured = measured_prices(path.parent / "arm_cost")  # benchmarks/bench_arm_cost.py writes them there
+    costs = [plan_cost(plan, rows, list(plans.values()), measured) for plan in plans.values()]
     done, left = sum(c.hours_done for c in costs), sum(c.hours_left for c in costs)
     lines += [
         f"The whole plan: {done:.1f} lane-hours run, about {left:.0f} left",
@@ -205,7 +212,7 @@ def write_report(rows: Sequence[dict[str, Any]], plans: Plans, path: Path) -> No
     ]
     curve = curve_rows(rows, plans)
     for plan in plans.values():
-        lines += modality_report(plan, rows, plans)
+        lines += modality_report(plan, rows, plans, measured)
         lines += rate_report(plan, rows)
         lines += distillation_report(plan, curve, path.parent / "teachers")
     path.write_text("\n".join(lines) + "\n")

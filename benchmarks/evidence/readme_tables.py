@@ -303,6 +303,7 @@ def data_curves_table(results: Path) -> str:
     to the best baseline chosen on validation, its slope and closing size, and the cost so far."""
     from benchmarks.curves.early_stopped_run import KEY_FIELDS as CURVE_KEYS
     from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
+    from benchmarks.curves.plan_cost import measured_prices
     from benchmarks.curves.report import modality_report
 
     log = results / "curves" / "runs.jsonl"
@@ -310,8 +311,11 @@ def data_curves_table(results: Path) -> str:
         return "not measured yet\n"
     rows = list(RunLog(log, CURVE_KEYS).runs.values())
     ran = [plan for plan in CURVE_PLANS.values() if any(r["modality"] == plan.name for r in rows)]
+    measured = measured_prices(results / "curves" / "arm_cost")
     lines = [
-        line.replace("## ", "#### ", 1) for plan in ran for line in modality_report(plan, rows, CURVE_PLANS)
+        line.replace("## ", "#### ", 1)
+        for plan in ran
+        for line in modality_report(plan, rows, CURVE_PLANS, measured)
     ]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -320,21 +324,23 @@ def data_cost_table(results: Path) -> str:
     """What the data-using plan has cost and still needs, per modality (benchmarks.curves.plan_cost)."""
     from benchmarks.curves.early_stopped_run import KEY_FIELDS as CURVE_KEYS
     from benchmarks.curves.plan import MODALITIES as CURVE_PLANS
-    from benchmarks.curves.plan_cost import plan_cost
+    from benchmarks.curves.plan_cost import measured_prices, plan_cost
 
     log = results / "curves" / "runs.jsonl"
     rows = list(RunLog(log, CURVE_KEYS).runs.values()) if log.exists() else []
     plans = list(CURVE_PLANS.values())
+    measured = measured_prices(results / "curves" / "arm_cost")
     lines = [
         "| modality | runs done | lane-hours run | runs left (at least) | lane-hours left "
-        "| a network run priced at |",
+        "| left by arm (runs / lane-hours) |",
         "|---|---|---|---|---|---|",
     ]
-    costs = [(plan, plan_cost(plan, rows, plans)) for plan in plans]
+    costs = [(plan, plan_cost(plan, rows, plans, measured)) for plan in plans]
     for plan, c in costs:
+        by_arm = "; ".join(f"{a.arm} {a.runs_left} / {a.hours_left:.1f}" for a in c.arms)
         lines.append(
             f"| {plan.name} | {c.runs_done} | {c.hours_done:.1f} | {c.runs_left} | {c.hours_left:.1f} "
-            f"| {c.seconds_a_run:,.0f} s (mean of {c.priced_by}) |"
+            f"| {by_arm} |"
         )
     done, left = sum(c.hours_done for _, c in costs), sum(c.hours_left for _, c in costs)
     runs_done, runs_left = sum(c.runs_done for _, c in costs), sum(c.runs_left for _, c in costs)
