@@ -3,9 +3,11 @@
     python -m benchmarks.bench_curves --modalities image &     # two processes share each arm run by run
     python -m benchmarks.bench_curves --modalities image
     python -m benchmarks.bench_curves --report-only            # tables from the log, no training
+    python -m benchmarks.bench_curves --unfinished             # runs stopped in the middle, and how far
 
 Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per run;
 processes on one machine claim the runs they train (benchmarks/curves/claims.py), so none runs twice.
+A run killed in the middle keeps its checkpoints and resumes from the last one when a sweep reaches it.
 `--lane I/N` instead deals whole arms out to N processes. `--start-within HOURS` starts no run after that
 many hours and lets the one under way finish: for a machine held for a fixed time. `--start-before TIME`
 is the same window as a clock time, so commands run one after another share it, and one reached after it
@@ -34,6 +36,7 @@ from benchmarks.curves.report import write_permutation, write_points, write_repo
 from benchmarks.curves.self_pretraining import pretraining_export
 from benchmarks.curves.sweep import PARTS, run_sweep, start_window
 from benchmarks.curves.teachers import teacher_for
+from benchmarks.curves.unfinished import unfinished_runs
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
@@ -128,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         "rate sweeps are logged",
     )  # fmt: skip
     p.add_argument("--report-only", action="store_true", help="write the tables from the log; train nothing")
+    p.add_argument(
+        "--unfinished", action="store_true",
+        help="list the runs stopped in the middle or under way (resumed by the next sweep); train nothing",
+    )  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: one lane a core)")
     p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
     window = p.add_mutually_exclusive_group()
@@ -146,6 +153,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--start-within {args.start_within}: give the hours in which runs may start, > 0")
     torch.set_num_threads(args.threads)  # torch is imported: an env variable is too late
     log_path = args.out / "runs.jsonl"
+    if args.unfinished:
+        folder = folder_of_log("runs", log_path)
+        runs = unfinished_runs(folder, RunLog(log_path, KEY_FIELDS), Claims(log_path))
+        for run in runs:
+            print(run.line())
+        print(f"{len(runs)} unfinished {'run' if len(runs) == 1 else 'runs'} in {folder}")
+        return 0
     lane = Lane.parse(args.lane)
     plans = selected_plans(args.modalities, args.arms, args.smoke, ROOT, check=not args.report_only)
     if not args.report_only:

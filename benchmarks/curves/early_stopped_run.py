@@ -43,6 +43,7 @@ from tabrasa.training.fit_clock import FitClock
 from tabrasa.training.lightning_cli import build_cli
 
 MONITOR = "val/acc"
+KEY_FILE = "run.json"  # in a run's folder: which run it is, for `bench_curves --unfinished`
 CHECKPOINT_MINUTES = 10.0  # last.ckpt mid-epoch too, not only at epoch ends (a long epoch)
 
 
@@ -178,6 +179,7 @@ def train_and_score(
     args = run_args(root, arm, key, protocol, permutation_flag, export, teacher)
     folder = run_folder(args, runs_folder)
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / KEY_FILE).write_text(json.dumps({name: getattr(key, name) for name in KEY_FIELDS}))
     last = folder / f"{ResumeCheckpoint.CHECKPOINT_NAME_LAST}{ResumeCheckpoint.FILE_EXTENSION}"
     resume_from = str(last) if last.is_file() else None
     if resume_from:  # the folder holds the killed run's checkpoints, which is the point

@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 import pytorch_lightning as pl
 
-from benchmarks.curves.early_stopped_run import RunKey, run_args, run_folder, train_and_score
+from benchmarks.curves.claims import Claims
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args, run_folder, train_and_score
 from benchmarks.curves.plan import MODALITIES, Protocol
+from benchmarks.curves.unfinished import unfinished_runs
+from benchmarks.evidence.rate_sweep import RunLog
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = MODALITIES["image"]
@@ -70,6 +73,10 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted_
         run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag), tmp_path
     )
     assert (folder / "last.ckpt").is_file()  # what the killed process left
+    log, claims = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS), Claims(tmp_path / "runs.jsonl", tmp_path / "c")
+    [stopped] = unfinished_runs(tmp_path, log, claims)  # what `bench_curves --unfinished` lists
+    assert (stopped.key, stopped.epoch, stopped.steps, stopped.segments) == (KEY, 0, 3, 1)
+    assert stopped.trainer is None and "stopped; the sweep resumes it" in stopped.line()
     trained = EpochsTrained()
     resumed = run(tmp_path, trained)
     assert trained.count == 3  # epochs 1 to 3: epoch 0 came from the checkpoint
@@ -77,7 +84,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted_
     # the same batches and random numbers as the run that was never stopped
     assert {k: resumed[k] for k in COMPARED} == {k: uninterrupted[k] for k in COMPARED}
     assert resumed["stopped"] == "budget" and resumed["epochs"] == 4
-    assert not folder.exists()  # a scored run keeps nothing behind
+    assert not folder.exists() and not unfinished_runs(tmp_path, log, claims)  # a scored run leaves nothing
 
 
 @pytest.mark.slow
@@ -90,6 +97,8 @@ def test_counter_without_its_checkpoint_a_killed_run_starts_again_from_the_first
         run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag), tmp_path
     )
     (folder / "last.ckpt").unlink()
+    log, claims = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS), Claims(tmp_path / "runs.jsonl", tmp_path / "c")
+    assert unfinished_runs(tmp_path, log, claims) == []  # nothing left to resume from
     trained = EpochsTrained()
     again = run(tmp_path, trained)
     assert trained.count == 4 and again["segments"] == 1
