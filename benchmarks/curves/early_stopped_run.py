@@ -182,8 +182,8 @@ def train_and_score(
     (folder / KEY_FILE).write_text(json.dumps({name: getattr(key, name) for name in KEY_FIELDS}))
     last = folder / f"{ResumeCheckpoint.CHECKPOINT_NAME_LAST}{ResumeCheckpoint.FILE_EXTENSION}"
     resume_from = str(last) if last.is_file() else None
-    if resume_from:  # the folder holds the killed run's checkpoints, which is the point
-        warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+    # The folder holds the run's key file, and a killed run's checkpoints: what it is for.
+    warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
     cli = build_cli(
         [*args, "--checkpoint.dirpath", str(folder), "--checkpoint.every_minutes", str(CHECKPOINT_MINUTES)],
         run=False,
