@@ -107,13 +107,13 @@ def arm_cost(
     modality = [r for r in mine if r["arm"] in networks]
     price = measured.get((plan.name, arm.name), {})
     seconds, used = 0.0, set()
-    for fraction in fractions_left(plan, arm, RunLog.of_runs(mine, KEY_FIELDS)):
+    fractions = fractions_left(plan, arm, RunLog.of_runs(mine, KEY_FIELDS))
+    for fraction in fractions:
         candidates = (_mean_at(own, fraction), price.get(fraction), _mean_at(modality, fraction), everyone)
         source, value = next((i, v) for i, v in enumerate(candidates) if v is not None)
         seconds += value
         used.add(source)
-    left = runs_left(plan, arm, RunLog.of_runs(mine, KEY_FIELDS))
-    return ArmCost(arm.name, left, seconds / 3600, tuple(SOURCES[i] for i in sorted(used)))
+    return ArmCost(arm.name, len(fractions), seconds / 3600, tuple(SOURCES[i] for i in sorted(used)))
 
 
 def plan_cost(
