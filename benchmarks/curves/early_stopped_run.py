@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -150,11 +149,10 @@ def run_args(
     return args
 
 
-def run_folder(args: list[str], under: Path | None = None) -> Path:
-    """Where the run of these CLI arguments keeps its checkpoints until it is scored, named by the
-    arguments themselves: a run resumes only into the same arm, key and protocol, and a changed protocol
-    starts afresh. `under`: default a folder in the system's temporary directory, outside the checkout."""
-    under = under or Path(tempfile.gettempdir()) / "tabrasa-curve-runs"
+def run_folder(args: list[str], under: Path) -> Path:
+    """Where the run of these CLI arguments keeps its checkpoints under `under` until it is scored, named
+    by the arguments themselves: a run resumes only into the same arm, key and protocol, and a changed
+    protocol starts afresh. The sweep's `under` is `claims.folder_of_log("runs", log)`."""
     return under / hashlib.sha1("\n".join(args).encode()).hexdigest()[:16]
 
 
@@ -167,7 +165,7 @@ def train_and_score(
     export: str | None = None,
     teacher: Teacher | None = None,
     *,
-    runs_folder: Path | None = None,
+    runs_folder: Path,
     callbacks: Sequence[pl.Callback] = (),
 ) -> dict[str, Any]:
     """Run one key, resuming it where an earlier process left it; returns its record (the key's fields

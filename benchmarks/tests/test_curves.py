@@ -332,31 +332,32 @@ def test_every_network_arm_parses_at_the_protocol_width(
         assert backbone.get("config", backbone)["dim"] == plan.protocol.width, arm.name
 
 
-def tiny_image_run(arm: str, max_epochs: int, limit: int) -> dict[str, Any]:
+def tiny_image_run(arm: str, max_epochs: int, limit: int, runs_folder: Path) -> dict[str, Any]:
     """One real early-stopped Fashion-MNIST run of `arm`, 16 wide, on `limit` images a split (half of it
-    the validation split), batches of 16."""
+    the validation split), batches of 16; its checkpoints under `runs_folder` until it is scored."""
     plan = MODALITIES["image"]
     protocol = Protocol(fractions=(1.0,), max_epochs=max_epochs, patience=1, min_steps=1, patience_steps=1,
                         batch_size=16, width=16, rates=(1e-3,),
                         data={"limit": limit, "val_size": limit // 2})  # fmt: skip
     key = RunKey(modality="image", arm=arm, fraction=1.0, lr=1e-3, seed=0)
-    return train_and_score(ROOT, plan.arm(arm), key, protocol, plan.permutation_flag)
+    return train_and_score(ROOT, plan.arm(arm), key, protocol, plan.permutation_flag, runs_folder=runs_folder)
 
 
 @pytest.mark.slow
-def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint() -> None:
+def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint(tmp_path: Path) -> None:
     require_module("sklearn", "the floors' scikit-learn: pip install -e .[bench]")
-    record = tiny_image_run("transformer", max_epochs=6, limit=96)
+    record = tiny_image_run("transformer", max_epochs=6, limit=96, runs_folder=tmp_path / "runs")
     assert record["stopped"] in ("early", "budget") and 1 <= record["epochs"] <= 6
     assert record["evaluations"] == record["epochs"] or record["stopped"] == "early"
     assert record["converged"] == (record["best_epoch"] != record["epochs"] - 1)
     assert record["n_test"] == 96 and 0 <= record["test_acc"] <= 1 and record["steps"] > 0
     assert "nfe" not in record and "nfe_total" not in record  # no solver, no solver cost
+    assert list((tmp_path / "runs").glob("*")) == []  # a scored run's checkpoints are gone
 
 
 @pytest.mark.slow
-def test_a_continuous_depth_run_records_its_solver_evaluations() -> None:
-    record = tiny_image_run("ode", max_epochs=2, limit=32)
+def test_a_continuous_depth_run_records_its_solver_evaluations(tmp_path: Path) -> None:
+    record = tiny_image_run("ode", max_epochs=2, limit=32, runs_folder=tmp_path)
     # configs/backbone/ode.yaml: midpoint, 2 steps = 4 evaluations a forward solve
     assert record["nfe"] == 4
     # every training, validation and test batch solved once forward (direct backprop adds none)
