@@ -18,11 +18,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks.curves.distillation_report import distillation_report
+from benchmarks.curves.early_stopped_run import KEY_FIELDS
 from benchmarks.curves.plan import ModalityPlan
 from benchmarks.curves.plan_cost import MeasuredPrices, measured_prices, plan_cost, priced_by
 from benchmarks.curves.rate_report import rate_report
 from benchmarks.curves.rates import best_rate, interpolated_rate, rate_scores
+from benchmarks.curves.sweep import curve_finished
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
+from benchmarks.evidence.rate_sweep import RunLog
 
 Plans = dict[str, ModalityPlan]
 POINT_COLUMNS = (
@@ -136,8 +139,15 @@ def modality_report(
             low, high = point.interval
             cells.append(f"{point.acc:.3f} [{low:.3f}, {high:.3f}] ({len(point.test)})")
         lines.append(f"| {arm.name} | " + " | ".join(cells) + " |")
-    baselines = [a.name for a in plan.arms if a.baseline]
+    # Only finished curves enter the verdict: the best baseline is chosen per fraction, so an arm that has run
+    # at some fractions only (its rate sweep open) would swap baselines between fractions and bend the slope.
+    log = RunLog.of_runs([r for r in rows if r["modality"] == plan.name], KEY_FIELDS)
+    finished = {a.name for a in plan.arms if curve_finished(plan, a, log)}
+    baselines = [a.name for a in plan.arms if a.baseline and a.name in finished]
+    unfinished = [a.name for a in plan.arms if a.baseline and a.name not in finished]
     try:
+        if "transformer" not in finished:
+            raise LookupError("the transformer's curve is unfinished")
         result = verdict(table, "transformer", baselines)
     except LookupError as why:
         lines += ["", f"Verdict: not yet ({why})."]
@@ -158,6 +168,8 @@ def modality_report(
             left_out = ", ".join(f"{f:g}" for f in result.missing)
             reading += f" (from the fractions both have run at; no baseline yet at {left_out})"
         lines += ["", reading]
+    if unfinished:
+        lines += ["", f"Left out of the verdict until their curves finish: {', '.join(unfinished)}."]
     mine = [r for r in rows if r["modality"] == plan.name]
     open_runs = sum(1 for r in mine if not r.get("converged"))
     cost = plan_cost(plan, rows, list(plans.values()), measured)

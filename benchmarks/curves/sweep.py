@@ -85,6 +85,12 @@ def needed_keys(
     return keys, True
 
 
+def curve_finished(plan: ModalityPlan, arm: Arm, log: RunLog) -> bool:
+    """Whether the log holds the arm's whole curve: rate sweeps closed, every seed at every fraction."""
+    keys, final = needed_keys(plan, arm, log, parts=("curve",))
+    return final and all(log.get(key) is not None for key in keys)
+
+
 Step = Literal["done", "ran", "blocked"]
 
 

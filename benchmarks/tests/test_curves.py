@@ -194,6 +194,37 @@ def test_the_verdict_compares_against_baselines_with_a_prior_never_a_mixer(tmp_p
     assert not [line for line in gap_rows if "mamba" in line]
 
 
+def test_only_finished_curves_enter_the_verdict_and_an_unfinished_baseline_is_named(tmp_path: Path) -> None:
+    plan = fake_plan()
+    plan = replace(plan, arms=(*plan.arms, Arm(name="cnn2d", config="c.yaml", baseline=True)))
+    base = fake_runner([])
+
+    def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
+        record = base(plan, arm, key)
+        if arm.name == "cnn2d":  # the better baseline on validation wherever it has run
+            record = {**record, "val_acc": record["val_acc"] + 0.05}
+        return record
+
+    run_sweep([plan], tmp_path / "runs.jsonl", run, Lane(), parts=("curve",))
+    rows = list(RunLog(tmp_path / "runs.jsonl", KEY_FIELDS).runs.values())
+    smallest = min(float(r["fraction"]) for r in rows)
+
+    def gap_rows(lines: list[str]) -> list[str]:
+        return [line for line in lines if line.startswith("| 1")]
+
+    finished = modality_report(plan, rows, {plan.name: plan})
+    assert gap_rows(finished) and all("| cnn2d |" in line for line in gap_rows(finished))
+    assert not [line for line in finished if line.startswith("Left out of the verdict")]
+    # cnn2d's rate sweep still open: one run at the smallest fraction must not swap the baseline there
+    partial = [r for r in rows if r["arm"] != "cnn2d" or (r["fraction"] == smallest and r["seed"] == 0)]
+    lines = modality_report(plan, partial, {plan.name: plan})
+    assert gap_rows(lines) and all("| cnn |" in line for line in gap_rows(lines))
+    assert "Left out of the verdict until their curves finish: cnn2d." in lines
+    no_transformer = [r for r in rows if r["arm"] != "transformer" or r["seed"] == 0]
+    lines = modality_report(plan, no_transformer, {plan.name: plan})
+    assert "Verdict: not yet (the transformer's curve is unfinished)." in lines and not gap_rows(lines)
+
+
 def test_the_report_sums_a_solver_arm_s_evaluations_and_names_runs_that_lack_them() -> None:
     rows = [
         {"arm": "ode", "nfe": 4, "nfe_total": 1000},
