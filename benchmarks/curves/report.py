@@ -141,7 +141,8 @@ def modality_report(
         lines.append(f"| {arm.name} | " + " | ".join(cells) + " |")
     # Only finished curves enter the verdict: the best baseline is chosen per fraction, so an arm that has run
     # at some fractions only (its rate sweep open) would swap baselines between fractions and bend the slope.
-    log = RunLog.of_runs([r for r in rows if r["modality"] == plan.name], KEY_FIELDS)
+    mine = [r for r in rows if r["modality"] == plan.name]
+    log = RunLog.of_runs(mine, KEY_FIELDS)
     finished = {a.name for a in plan.arms if curve_finished(plan, a, log)}
     baselines = [a.name for a in plan.arms if a.baseline and a.name in finished]
     unfinished = [a.name for a in plan.arms if a.baseline and a.name not in finished]
@@ -170,7 +171,6 @@ def modality_report(
         lines += ["", reading]
     if unfinished:
         lines += ["", f"Left out of the verdict until their curves finish: {', '.join(unfinished)}."]
-    mine = [r for r in rows if r["modality"] == plan.name]
     open_runs = sum(1 for r in mine if not r.get("converged"))
     cost = plan_cost(plan, rows, list(plans.values()), measured)
     lines += [
