@@ -7,7 +7,8 @@
 
 Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per run;
 processes on one machine claim the runs they train (benchmarks/curves/claims.py), so none runs twice.
-A run killed in the middle keeps its checkpoints and resumes from the last one when a sweep reaches it.
+A run killed in the middle keeps its checkpoints (under $TABRASA_CACHE, or `--runs-folder`: a place that
+outlives a reboot) and resumes from the last one when a sweep reaches it.
 `--lane I/N` instead deals whole arms out to N processes. `--start-within HOURS` starts no run after that
 many hours and lets the one under way finish: for a machine held for a fixed time. `--start-before TIME`
 is the same window as a clock time, so commands run one after another share it, and one reached after it
@@ -28,8 +29,8 @@ from typing import Any
 
 import torch
 
-from benchmarks.curves.claims import Claims, folder_of_log, made_once
-from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, train_and_score
+from benchmarks.curves.claims import Claims, made_once
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, runs_folder_of_log, train_and_score
 from benchmarks.curves.floors import fit_floor
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
 from benchmarks.curves.report import write_permutation, write_points, write_report
@@ -47,9 +48,9 @@ SMOKE = Protocol(fractions=(0.5, 1.0), seeds=(0,), max_epochs=2, patience=1, min
                  data={"limit": 64, "val_size": 32})  # fmt: skip
 
 
-def runner(root: Path, out: Path) -> Any:
+def runner(root: Path, out: Path, unfinished: Path) -> Any:
+    """`unfinished`: where a killed run's checkpoints wait for its resume."""
     shared = Claims(out / "shared-inputs")  # processes sharing an arm make each fraction's inputs once
-    unfinished = folder_of_log("runs", out / "runs.jsonl")  # a killed run's checkpoints, for its resume
 
     def run(plan: ModalityPlan, arm: Arm, key: RunKey) -> dict[str, Any]:
         if arm.is_floor:
@@ -135,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         "--unfinished", action="store_true",
         help="list the runs stopped in the middle or under way (resumed by the next sweep); train nothing",
     )  # fmt: skip
+    p.add_argument(
+        "--runs-folder", type=Path, default=None,
+        help="where unfinished runs keep their checkpoints (default: under $TABRASA_CACHE, keyed by the log; "
+        "it must outlive the machine's /tmp for a run longer than one loan of the machine)",
+    )  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: one lane a core)")
     p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
     window = p.add_mutually_exclusive_group()
@@ -153,8 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--start-within {args.start_within}: give the hours in which runs may start, > 0")
     torch.set_num_threads(args.threads)  # torch is imported: an env variable is too late
     log_path = args.out / "runs.jsonl"
+    runs_folder = args.runs_folder or runs_folder_of_log(log_path)
     if args.unfinished:
-        folder = folder_of_log("runs", log_path)
+        folder = runs_folder
         runs = unfinished_runs(folder, RunLog(log_path, KEY_FIELDS), Claims(log_path))
         for run in runs:
             print(run.line())
@@ -168,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             hours = (args.start_before.timestamp() - time.time()) / 3600
             flag = f"--start-before {args.start_before:%Y-%m-%dT%H:%M}"
         window = start_window(hours)
-        train = runner(ROOT, args.out)
+        train = runner(ROOT, args.out, runs_folder)
         if not run_sweep(plans, log_path, train, lane, tuple(args.parts), may_start=window):
             print(f"{flag}: the window is over; the same command resumes")
     if lane.count > 1 and not args.report_only:

@@ -32,8 +32,9 @@ def _alive(pid: int) -> bool:
 
 
 def folder_of_log(kind: str, log_path: Path) -> Path:
-    """A folder in the system's temporary directory that every process writing `log_path` shares: its
-    claims, or its unfinished runs' checkpoints (`kind`)."""
+    """A folder in the system's temporary directory that every process writing `log_path` shares, for
+    state that means nothing after a reboot: its claims (`kind`). Checkpoints live in the cache instead
+    (`early_stopped_run.runs_folder_of_log`)."""
     digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
     return Path(tempfile.gettempdir()) / f"tabrasa-curve-{kind}-{digest}"
 

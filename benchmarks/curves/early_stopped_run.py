@@ -36,6 +36,7 @@ from torch import nn
 from benchmarks.curves.plan import Arm, Protocol, width_key
 from benchmarks.evidence.cli_run import quiet_lightning
 from tabrasa.backbone.ode_depth import nfe_metrics
+from tabrasa.data.cache import cache_root
 from tabrasa.training.best_checkpoint import BestCheckpoint
 from tabrasa.training.checkpointing import ResumeCheckpoint, ResumeState
 from tabrasa.training.fit_clock import FitClock
@@ -149,10 +150,19 @@ def run_args(
     return args
 
 
+def runs_folder_of_log(log_path: Path) -> Path:
+    """Where a sweep writing `log_path` keeps its unfinished runs' checkpoints: in tabrasa's cache
+    ($TABRASA_CACHE, default ~/.cache/tabrasa), keyed by the log's absolute path. Not the system's temporary
+    folder, as the claims are: a reboot or a fresh loan of a machine empties /tmp, and with it hours of
+    training of a run longer than the machine is held; a claim is only worth as much as its live pid."""
+    digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
+    return cache_root() / "curve-runs" / digest
+
+
 def run_folder(args: list[str], under: Path) -> Path:
     """Where the run of these CLI arguments keeps its checkpoints under `under` until it is scored, named
     by the arguments themselves: a run resumes only into the same arm, key and protocol, and a changed
-    protocol starts afresh. The sweep's `under` is `claims.folder_of_log("runs", log)`."""
+    protocol starts afresh. The sweep's `under` is `runs_folder_of_log(log)`."""
     return under / hashlib.sha1("\n".join(args).encode()).hexdigest()[:16]
 
 

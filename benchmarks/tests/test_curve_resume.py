@@ -10,7 +10,14 @@ import pytest
 import pytorch_lightning as pl
 
 from benchmarks.curves.claims import Claims
-from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args, run_folder, train_and_score
+from benchmarks.curves.early_stopped_run import (
+    KEY_FIELDS,
+    RunKey,
+    run_args,
+    run_folder,
+    runs_folder_of_log,
+    train_and_score,
+)
 from benchmarks.curves.plan import MODALITIES, Protocol
 from benchmarks.curves.unfinished import unfinished_runs
 from benchmarks.evidence.rate_sweep import RunLog
@@ -113,3 +120,21 @@ def test_a_run_resumes_only_into_the_same_arguments(tmp_path: Path) -> None:
     assert run_folder(args, tmp_path) == run_folder(list(args), tmp_path)
     assert len({run_folder(a, tmp_path) for a in (args, wider, other_seed)}) == 3
     assert run_folder(args, tmp_path).parent == tmp_path
+
+
+def test_unfinished_runs_wait_in_the_cache_which_outlives_the_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tempfile
+
+    from benchmarks.bench_curves import main as bench_curves_main
+
+    monkeypatch.setenv("TABRASA_CACHE", str(tmp_path / "cache"))
+    log = tmp_path / "curves" / "runs.jsonl"
+    folder = runs_folder_of_log(log)
+    assert folder.is_relative_to(tmp_path / "cache")  # a reboot empties /tmp; hours of a run must survive it
+    assert not folder.is_relative_to(tempfile.gettempdir())
+    assert runs_folder_of_log(log) == folder != runs_folder_of_log(tmp_path / "other" / "runs.jsonl")
+    for runs_folder, flag in ((folder, []), (tmp_path / "given", ["--runs-folder", str(tmp_path / "given")])):
+        bench_curves_main(["--unfinished", "--out", str(log.parent), *flag])
+        assert capsys.readouterr().out.strip() == f"0 unfinished runs in {runs_folder}"
