@@ -12,7 +12,8 @@ outlives a reboot) and resumes from the last one when a sweep reaches it.
 `--lane I/N` instead deals whole arms out to N processes. `--start-within HOURS` starts no run after that
 many hours and lets the one under way finish: for a machine held for a fixed time. `--start-before TIME`
 is the same window as a clock time, so commands run one after another share it, and one reached after it
-starts nothing.
+starts nothing. `--finish-before TIME` starts a run only when its price says it ends by then, passing over
+longer runs: for a machine whose disk, checkpoints included, does not outlive its loan.
 The report writes OUT/points.csv, OUT/report.md and the permutation summary (`--permutation-out`).
 Arms whose backbone or task config does not exist are refused by name; `--arms` picks a subset.
 """
@@ -31,11 +32,13 @@ import torch
 
 from benchmarks.curves.claims import Claims, made_once
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, runs_folder_of_log, train_and_score
+from benchmarks.curves.finish_window import FinishWindow
 from benchmarks.curves.floors import fit_floor
 from benchmarks.curves.plan import MODALITIES, Arm, ModalityPlan, Protocol
+from benchmarks.curves.plan_cost import measured_prices
 from benchmarks.curves.report import write_permutation, write_points, write_report
 from benchmarks.curves.self_pretraining import pretraining_export
-from benchmarks.curves.sweep import PARTS, run_sweep, start_window
+from benchmarks.curves.sweep import PARTS, always_fits, run_sweep, start_window
 from benchmarks.curves.teachers import teacher_for
 from benchmarks.curves.unfinished import unfinished_runs
 from benchmarks.evidence.lanes import Lane
@@ -119,6 +122,20 @@ def clock_time(text: str) -> datetime:
         ) from None
 
 
+def finish_window(deadline: float, out: Path, runs_folder: Path, smoke: bool) -> FinishWindow:
+    """The `--finish-before` window: prices from the log and OUT/arm_cost, less what unfinished runs hold."""
+    log_path = out / "runs.jsonl"
+    log = RunLog(log_path, KEY_FIELDS)
+    held = unfinished_runs(runs_folder, log, Claims(log_path))
+    return FinishWindow(
+        deadline=deadline,
+        log=log,
+        plans=selected_plans(list(MODALITIES), None, smoke, ROOT, check=False),
+        measured=measured_prices(out / "arm_cost"),
+        done={log.name(run.key): run.fit_seconds for run in held},
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--modalities", nargs="+", default=list(MODALITIES))
@@ -154,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the same window ending at a local time (2026-12-07T05:25): a chain of sweeps shares one "
         "window, and a sweep reached after it starts no run",
     )  # fmt: skip
+    window.add_argument(
+        "--finish-before", type=clock_time, default=None, metavar="TIME",
+        help="start a run only when its price says it ends before this local time, passing over a longer "
+        "one for the next that fits: for a machine whose disk does not outlive its loan",
+    )  # fmt: skip
     args = p.parse_args(argv)
     if args.start_within is not None and not args.start_within > 0:
         p.error(f"--start-within {args.start_within}: give the hours in which runs may start, > 0")
@@ -174,10 +196,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.start_before is not None:  # a past time gives a window already over: nothing starts
             hours = (args.start_before.timestamp() - time.time()) / 3600
             flag = f"--start-before {args.start_before:%Y-%m-%dT%H:%M}"
+        fits: FinishWindow | None = None
+        if args.finish_before is not None:
+            hours = (args.finish_before.timestamp() - time.time()) / 3600
+            flag = f"--finish-before {args.finish_before:%Y-%m-%dT%H:%M}"
+            fits = finish_window(args.finish_before.timestamp(), args.out, runs_folder, args.smoke)
         window = start_window(hours)
         train = runner(ROOT, args.out, runs_folder)
-        if not run_sweep(plans, log_path, train, lane, tuple(args.parts), may_start=window):
+        parts = tuple(args.parts)
+        if not run_sweep(plans, log_path, train, lane, parts, may_start=window, fits=fits or always_fits):
             print(f"{flag}: the window is over; the same command resumes")
+            if fits is not None and fits.summary():
+                print(fits.summary())
     if lane.count > 1 and not args.report_only:
         return 0  # the report waits for a call without --lane
     rows = list(RunLog(log_path, KEY_FIELDS).runs.values())

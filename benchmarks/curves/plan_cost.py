@@ -93,6 +93,31 @@ def _mean_at(rows: Sequence[dict[str, Any]], fraction: float) -> float | None:
     return statistics.mean(seconds) if seconds else None
 
 
+def run_price(
+    plan: ModalityPlan,
+    arm: Arm,
+    fraction: float,
+    rows: Sequence[dict[str, Any]],
+    everyone: float,
+    measured: MeasuredPrices,
+) -> tuple[int, float]:
+    """Seconds one run of the arm at `fraction` costs, and which of SOURCES priced it (its index);
+    `everyone`: the mean of every modality's runs."""
+    networks = {a.name for a in plan.arms if not a.is_floor}
+    mine = [r for r in rows if r["modality"] == plan.name]
+    own = [r for r in mine if r["arm"] == arm.name]
+    modality = [r for r in mine if r["arm"] in networks]
+    price = measured.get((plan.name, arm.name), {})
+    candidates = (_mean_at(own, fraction), price.get(fraction), _mean_at(modality, fraction), everyone)
+    return next((i, v) for i, v in enumerate(candidates) if v is not None)
+
+
+def everyones_mean(plans: Sequence[ModalityPlan], rows: Sequence[dict[str, Any]]) -> float:
+    """The mean seconds of every modality's finished network runs: the last resort of `run_price`."""
+    all_runs = [s for plan in plans for s in network_seconds(plan, rows)]
+    return statistics.mean(all_runs) if all_runs else 0.0
+
+
 def arm_cost(
     plan: ModalityPlan,
     arm: Arm,
@@ -101,16 +126,11 @@ def arm_cost(
     measured: MeasuredPrices,
 ) -> ArmCost:
     """The arm's runs left, each priced as the module says; `everyone`: the mean of every modality's runs."""
-    networks = {a.name for a in plan.arms if not a.is_floor}
     mine = [r for r in rows if r["modality"] == plan.name]
-    own = [r for r in mine if r["arm"] == arm.name]
-    modality = [r for r in mine if r["arm"] in networks]
-    price = measured.get((plan.name, arm.name), {})
     seconds, used = 0.0, set()
     fractions = fractions_left(plan, arm, RunLog.of_runs(mine, KEY_FIELDS))
     for fraction in fractions:
-        candidates = (_mean_at(own, fraction), price.get(fraction), _mean_at(modality, fraction), everyone)
-        source, value = next((i, v) for i, v in enumerate(candidates) if v is not None)
+        source, value = run_price(plan, arm, fraction, rows, everyone, measured)
         seconds += value
         used.add(source)
     return ArmCost(arm.name, len(fractions), seconds / 3600, tuple(SOURCES[i] for i in sorted(used)))
@@ -125,8 +145,7 @@ def plan_cost(
     """The modality's cost so far and left; `measured`: the arms' measured prices (`measured_prices`)."""
     mine = [r for r in rows if r["modality"] == plan.name]
     log = RunLog.of_runs(mine, KEY_FIELDS)
-    all_runs = [s for other in plans for s in network_seconds(other, rows)]
-    everyone = statistics.mean(all_runs) if all_runs else 0.0
+    everyone = everyones_mean(plans, rows)
     arms = tuple(
         cost
         for arm in plan.arms

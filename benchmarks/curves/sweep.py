@@ -14,7 +14,9 @@ arm meanwhile, and waits only when every arm it has left is held up so.
 
 `may_start` is asked before each run: once it says no, the process starts nothing more and returns, and the
 run under way finishes and is logged. A sweep given a time window (`--start-within HOURS`) so ends between
-runs instead of being killed in the middle of one, whose training would be lost.
+runs instead of being killed in the middle of one, whose training would be lost. `fits` is asked of each run
+before it starts (`--finish-before`: does its price end before then?): a run that does not fit is passed
+over for the next one that does, and the sweep returns once every run left is too long or held elsewhere.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
 
 Runner = Callable[[ModalityPlan, Arm, RunKey], dict[str, Any]]
+Fits = Callable[[ModalityPlan, Arm, RunKey], bool]  # whether a run may start now and end in time
 Part = Literal["curve", "permutation"]
 PARTS: tuple[Part, ...] = ("curve", "permutation")
 
@@ -91,22 +94,40 @@ def curve_finished(plan: ModalityPlan, arm: Arm, log: RunLog) -> bool:
     return final and all(log.get(key) is not None for key in keys)
 
 
-Step = Literal["done", "ran", "blocked"]
+Step = Literal["done", "ran", "blocked", "too_long"]
+
+
+def always_fits(plan: ModalityPlan, arm: Arm, key: RunKey) -> bool:
+    return True
 
 
 def arm_step(
-    plan: ModalityPlan, arm: Arm, log: RunLog, run: Runner, claims: Claims, parts: tuple[Part, ...] = PARTS
+    plan: ModalityPlan,
+    arm: Arm,
+    log: RunLog,
+    run: Runner,
+    claims: Claims,
+    parts: tuple[Part, ...] = PARTS,
+    fits: Fits = always_fits,
 ) -> Step:
-    """Train the arm's next run that no other process holds: "ran"; "done" when the arm needs nothing
-    more; "blocked" when every run it needs now is being trained by another process."""
+    """Train the arm's next run that no other process holds and that `fits`: "ran"; "done" when the arm
+    needs nothing more; "blocked" when a run it needs now is being trained by another process;
+    "too_long" when every run it could start now would not end in time."""
     log.refresh()
     keys, final = needed_keys(plan, arm, log, parts)
     todo = [k for k in keys if log.get(k) is None]
     if not todo and final:
         return "done"
+    held = False
     for key in todo:
         name = log.name(key)
+        if claims.owner(name) is not None:
+            held = True
+            continue
+        if not fits(plan, arm, key):
+            continue
         if not claims.take(name):
+            held = True
             continue
         try:
             log.refresh()  # it may have landed between the listing and the claim
@@ -115,7 +136,7 @@ def arm_step(
         finally:
             claims.release(name)
         return "ran"
-    return "blocked"
+    return "blocked" if held else "too_long"
 
 
 def start_window(hours: float | None, clock: Callable[[], float] = time.monotonic) -> Callable[[], bool]:
@@ -135,8 +156,10 @@ def run_sweep(
     claims: Claims | None = None,
     wait: Callable[[float], None] = time.sleep,
     may_start: Callable[[], bool] = lambda: True,
+    fits: Fits = always_fits,
 ) -> bool:
-    """Run every arm's runs that the log lacks; True when all are done, False when `may_start` stopped it."""
+    """Run every arm's runs that the log lacks; True when all are done, False when `may_start` stopped it
+    or every run left is too long to fit (`fits`)."""
     unknown = set(parts) - set(PARTS)
     if unknown or not parts:
         raise ValueError(f"parts={parts}: choose one or more of {PARTS}")
@@ -144,16 +167,21 @@ def run_sweep(
     claims = claims or Claims(log_path)
     pending = arm_jobs(plans, lane)
     while pending:  # the first arm first; a blocked arm lends its turn to the next, never its runs
-        state: Step = "blocked"
+        ran = blocked = False
         for job in list(pending):
             if not may_start():
                 return False
             plan = next(p for p in plans if p.name == job.modality)
-            state = arm_step(plan, plan.arm(job.arm), log, run, claims, parts)
+            state = arm_step(plan, plan.arm(job.arm), log, run, claims, parts, fits)
             if state == "done":
                 pending.remove(job)
             elif state == "ran":
+                ran = True
                 break
-        if pending and state == "blocked":
-            wait(WAIT_SECONDS)  # every arm left waits on runs another process is training
+            blocked |= state == "blocked"
+        if ran or not pending:
+            continue
+        if not blocked:
+            return False  # every run left is too long for the time left, and no other process holds one
+        wait(WAIT_SECONDS)  # an arm left waits on runs another process is training
     return True
