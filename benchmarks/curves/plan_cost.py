@@ -60,6 +60,7 @@ class ArmCost:
     runs_left: int
     hours_left: float
     priced_by: tuple[str, ...]  # which of SOURCES priced its runs, in that order
+    longest_hours: float = 0.0  # its dearest run left: how long a loan must last to finish it (one core)
 
 
 @dataclass(frozen=True)
@@ -127,13 +128,14 @@ def arm_cost(
 ) -> ArmCost:
     """The arm's runs left, each priced as the module says; `everyone`: the mean of every modality's runs."""
     mine = [r for r in rows if r["modality"] == plan.name]
-    seconds, used = 0.0, set()
+    seconds, longest, used = 0.0, 0.0, set()
     fractions = fractions_left(plan, arm, RunLog.of_runs(mine, KEY_FIELDS))
     for fraction in fractions:
         source, value = run_price(plan, arm, fraction, rows, everyone, measured)
-        seconds += value
+        seconds, longest = seconds + value, max(longest, value)
         used.add(source)
-    return ArmCost(arm.name, len(fractions), seconds / 3600, tuple(SOURCES[i] for i in sorted(used)))
+    sources = tuple(SOURCES[i] for i in sorted(used))
+    return ArmCost(arm.name, len(fractions), seconds / 3600, sources, longest_hours=longest / 3600)
 
 
 def plan_cost(

@@ -332,12 +332,14 @@ def data_cost_table(results: Path) -> str:
     measured = measured_prices(results / "curves" / "arm_cost")
     lines = [
         "| modality | runs done | lane-hours run | runs left (at least) | lane-hours left "
-        "| left by arm (runs / lane-hours) |",
+        "| left by arm (runs / lane-hours, its longest run) |",
         "|---|---|---|---|---|---|",
     ]
     costs = [(plan, plan_cost(plan, rows, plans, measured)) for plan in plans]
     for plan, c in costs:
-        by_arm = "; ".join(f"{a.arm} {a.runs_left} / {a.hours_left:.1f}" for a in c.arms)
+        by_arm = "; ".join(
+            f"{a.arm} {a.runs_left} / {a.hours_left:.1f}, {a.longest_hours:.1f} h" for a in c.arms
+        )
         lines.append(
             f"| {plan.name} | {c.runs_done} | {c.hours_done:.1f} | {c.runs_left} | {c.hours_left:.1f} "
             f"| {by_arm} |"

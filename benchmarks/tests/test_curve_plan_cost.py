@@ -60,6 +60,7 @@ def test_an_arm_without_runs_is_priced_at_each_fraction_by_its_measured_price(tm
     seconds = 2 * 100 + 2 * 1000 + 200 + 2 * (100 + 200 + 1000) + 3 * 1000
     assert cost.runs_left == 14 and cost.hours_left == pytest.approx(seconds / 3600)
     assert priced_by(cost) == "the arm's measured price"
+    assert cost.arms[0].longest_hours == pytest.approx(1000 / 3600)  # what a loan must last for its runs
 
 
 def test_counter_without_its_measured_price_the_arm_is_priced_by_the_modality_s_runs(tmp_path: Path) -> None:
