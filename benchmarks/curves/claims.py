@@ -35,8 +35,12 @@ def folder_of_log(kind: str, log_path: Path) -> Path:
     """A folder in the system's temporary directory that every process writing `log_path` shares, for
     state that means nothing after a reboot: its claims (`kind`). Checkpoints live in the cache instead
     (`early_stopped_run.runs_folder_of_log`)."""
-    digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
-    return Path(tempfile.gettempdir()) / f"tabrasa-curve-{kind}-{digest}"
+    return Path(tempfile.gettempdir()) / f"tabrasa-curve-{kind}-{log_digest(log_path)}"
+
+
+def log_digest(log_path: Path) -> str:
+    """A short name for the log's absolute path: what every folder a sweep shares by its log is keyed by."""
+    return hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
 
 
 class Claims:

@@ -33,6 +33,7 @@ import pytorch_lightning as pl
 from pytorch_lightning.callbacks import EarlyStopping
 from torch import nn
 
+from benchmarks.curves.claims import log_digest
 from benchmarks.curves.plan import Arm, Protocol, width_key
 from benchmarks.evidence.cli_run import quiet_lightning
 from tabrasa.backbone.ode_depth import nfe_metrics
@@ -155,8 +156,7 @@ def runs_folder_of_log(log_path: Path) -> Path:
     ($TABRASA_CACHE, default ~/.cache/tabrasa), keyed by the log's absolute path. Not the system's temporary
     folder, as the claims are: a reboot or a fresh loan of a machine empties /tmp, and with it hours of
     training of a run longer than the machine is held; a claim is only worth as much as its live pid."""
-    digest = hashlib.sha1(str(log_path.resolve()).encode()).hexdigest()[:12]
-    return cache_root() / "curve-runs" / digest
+    return cache_root() / "curve-runs" / log_digest(log_path)
 
 
 def run_folder(args: list[str], under: Path) -> Path:
