@@ -32,6 +32,7 @@ from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, run_args
 from benchmarks.curves.plan import MODALITIES, ModalityPlan
 from benchmarks.evidence.cli_run import quiet_lightning
 from benchmarks.evidence.rate_sweep import RunLog
+from tabrasa.training.freed_memory import keep_freed_memory
 from tabrasa.training.lightning_cli import build_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,13 +59,12 @@ class StepClock(pl.Callback):
         self.validations.append(time.perf_counter() - self._started)
 
 
-def measure(plan: ModalityPlan, arm_name: str, steps: int) -> dict[str, float]:
+def measure(plan: ModalityPlan, arm_name: str, steps: int, fraction: float | None = None) -> dict[str, float]:
     """Median seconds of a training step (after two warm-up steps) and of one full validation pass, from a
-    fit of `steps` steps at the smallest fraction with the first rate."""
+    fit of `steps` steps (at most an epoch) at `fraction` (default the smallest) with the first rate."""
     arm, protocol = plan.arm(arm_name), plan.protocol
-    key = RunKey(
-        modality=plan.name, arm=arm.name, fraction=protocol.fractions[0], lr=protocol.rates[0], seed=0
-    )
+    fraction = protocol.fractions[0] if fraction is None else fraction
+    key = RunKey(modality=plan.name, arm=arm.name, fraction=fraction, lr=protocol.rates[0], seed=0)
     quiet_lightning()
     with tempfile.TemporaryDirectory(prefix="tabrasa-arm-cost-") as scratch:
         args = run_args(ROOT, arm, key, protocol, plan.permutation_flag)
@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = list(RunLog(args.log, KEY_FIELDS).runs.values())  # the sweep's log, read as the sweep reads it
     sizes = train_sizes(plan, rows, args.log)
     environment = setup(args.threads)
+    keep_freed_memory()  # as the sweep's processes do (bench_curves)
     timing = measure(plan, args.arm, args.steps)
     result = {
         "command": command_line("benchmarks.bench_arm_cost", argv),

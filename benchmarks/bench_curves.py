@@ -8,7 +8,8 @@
 Run from the repository root. Every run appends to OUT/runs.jsonl, so a killed sweep resumes per run;
 processes on one machine claim the runs they train (benchmarks/curves/claims.py), so none runs twice.
 A run killed in the middle keeps its checkpoints (under $TABRASA_CACHE, or `--runs-folder`: a place that
-outlives a reboot) and resumes from the last one when a sweep reaches it.
+outlives a reboot; `results/curves/unfinished`, committed, outlives a machine) and resumes from the last one
+when a sweep reaches it.
 `--lane I/N` instead deals whole arms out to N processes. `--start-within HOURS` starts no run after that
 many hours and lets the one under way finish: for a machine held for a fixed time. `--start-before TIME`
 is the same window as a clock time, so commands run one after another share it, and one reached after it
@@ -43,6 +44,7 @@ from benchmarks.curves.teachers import teacher_for
 from benchmarks.curves.unfinished import unfinished_runs
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
+from tabrasa.training.freed_memory import keep_freed_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = Protocol(fractions=(0.5, 1.0), seeds=(0,), max_epochs=2, patience=1, min_steps=1, patience_steps=1,
@@ -156,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--runs-folder", type=Path, default=None,
         help="where unfinished runs keep their checkpoints (default: under $TABRASA_CACHE, keyed by the log; "
-        "it must outlive the machine's /tmp for a run longer than one loan of the machine)",
+        "it must outlive the machine's /tmp for a run longer than one loan of the machine; "
+        "results/curves/unfinished keeps them in the checkout, to be committed where the disk does not "
+        "outlive the loan)",
     )  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="torch threads (1: one lane a core)")
     p.add_argument("--smoke", action="store_true", help="seconds: 64 examples, 2 epochs, 16 wide (tests)")
@@ -202,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             flag = f"--finish-before {args.finish_before:%Y-%m-%dT%H:%M}"
             fits = finish_window(args.finish_before.timestamp(), args.out, runs_folder, args.smoke)
         window = start_window(hours)
+        keep_freed_memory()  # a third of a CPU step's time went to page faults without it (its module)
         train = runner(ROOT, args.out, runs_folder)
         parts = tuple(args.parts)
         if not run_sweep(plans, log_path, train, lane, parts, may_start=window, fits=fits or always_fits):

@@ -159,11 +159,14 @@ def runs_folder_of_log(log_path: Path) -> Path:
     return cache_root() / "curve-runs" / log_digest(log_path)
 
 
-def run_folder(args: list[str], under: Path) -> Path:
+def run_folder(args: list[str], under: Path, root: Path) -> Path:
     """Where the run of these CLI arguments keeps its checkpoints under `under` until it is scored, named
     by the arguments themselves: a run resumes only into the same arm, key and protocol, and a changed
-    protocol starts afresh. The sweep's `under` is `runs_folder_of_log(log)`."""
-    return under / hashlib.sha1("\n".join(args).encode()).hexdigest()[:16]
+    protocol starts afresh. The name reads the arguments relative to the checkout `root`, so a folder
+    carried to a checkout elsewhere (another machine's disk) still resumes there. The sweep's `under` is
+    `runs_folder_of_log(log)` or `--runs-folder`."""
+    named = "\n".join(arg.replace(str(root), "<root>") for arg in args)
+    return under / hashlib.sha1(named.encode()).hexdigest()[:16]
 
 
 def train_and_score(
@@ -185,7 +188,7 @@ def train_and_score(
     clock = FitClock()
     clock.start()  # before data set-up, as `tabrasa fit` starts it
     args = run_args(root, arm, key, protocol, permutation_flag, export, teacher)
-    folder = run_folder(args, runs_folder)
+    folder = run_folder(args, runs_folder, root)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / KEY_FILE).write_text(json.dumps({name: getattr(key, name) for name in KEY_FIELDS}))
     last = folder / f"{ResumeCheckpoint.CHECKPOINT_NAME_LAST}{ResumeCheckpoint.FILE_EXTENSION}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_as_the_uninterrupted_
     with pytest.raises(KilledError):
         run(tmp_path, Kill(epoch=1))
     folder = run_folder(
-        run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag), tmp_path
+        run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag), tmp_path, ROOT
     )
     assert (folder / "last.ckpt").is_file()  # what the killed process left
     log, claims = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS), Claims(tmp_path / "runs.jsonl", tmp_path / "c")
@@ -101,7 +102,7 @@ def test_counter_without_its_checkpoint_a_killed_run_starts_again_from_the_first
     with pytest.raises(KilledError):
         run(tmp_path, Kill(epoch=1))
     folder = run_folder(
-        run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag), tmp_path
+        run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag), tmp_path, ROOT
     )
     (folder / "last.ckpt").unlink()
     log, claims = RunLog(tmp_path / "runs.jsonl", KEY_FIELDS), Claims(tmp_path / "runs.jsonl", tmp_path / "c")
@@ -117,9 +118,20 @@ def test_a_run_resumes_only_into_the_same_arguments(tmp_path: Path) -> None:
     other_seed = run_args(
         ROOT, PLAN.arm("transformer"), replace(KEY, seed=1), PROTOCOL, PLAN.permutation_flag
     )
-    assert run_folder(args, tmp_path) == run_folder(list(args), tmp_path)
-    assert len({run_folder(a, tmp_path) for a in (args, wider, other_seed)}) == 3
-    assert run_folder(args, tmp_path).parent == tmp_path
+    assert run_folder(args, tmp_path, ROOT) == run_folder(list(args), tmp_path, ROOT)
+    assert len({run_folder(a, tmp_path, ROOT) for a in (args, wider, other_seed)}) == 3
+    assert run_folder(args, tmp_path, ROOT).parent == tmp_path
+
+
+def test_a_carried_run_folder_resumes_in_a_checkout_elsewhere(tmp_path: Path) -> None:
+    here = run_args(ROOT, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag)
+    elsewhere = tmp_path / "another-checkout"
+    shutil.copytree(ROOT / "configs", elsewhere / "configs")  # its configs, as a checkout there has them
+    there = run_args(elsewhere, PLAN.arm("transformer"), KEY, PROTOCOL, PLAN.permutation_flag)
+    assert here != there  # the configs' absolute paths differ
+    assert run_folder(here, tmp_path, ROOT) == run_folder(there, tmp_path, elsewhere)
+    # counter: read against the wrong checkout, the same arguments name another folder
+    assert run_folder(there, tmp_path, ROOT) != run_folder(here, tmp_path, ROOT)
 
 
 def test_unfinished_runs_wait_in_the_cache_which_outlives_the_temporary_folder(

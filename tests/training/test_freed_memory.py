@@ -1,0 +1,45 @@
+"""Kept freed memory: a large block freed and allocated again is reused instead of faulted in anew."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+# Five rounds of allocating, touching and freeing 64 MiB (16,384 pages of 4 KiB): glibc's default unmaps
+# the block each time, so each round faults every page in again; kept, the first round's pages serve all.
+ROUNDS = """
+import resource, sys
+import torch
+from tabrasa.training.freed_memory import keep_freed_memory
+kept = keep_freed_memory() if sys.argv[1] == "keep" else False
+for _ in range(2):  # warm-up rounds: the kept heap grows to hold the block beside what else lives
+    torch.ones(16 * 2**20).sum()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(5):
+    torch.ones(16 * 2**20).sum()
+print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+PAGES_A_ROUND = 16 * 2**20 * 4 // 4096
+
+
+def page_faults(setting: str) -> tuple[bool, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", ROUNDS, setting], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return out[0] == "True", int(out[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
+def test_kept_freed_memory_is_reused_without_page_faults() -> None:
+    kept, faults = page_faults("keep")
+    assert kept
+    assert faults < PAGES_A_ROUND // 4  # five rounds cost less than a quarter of one round's pages
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
+def test_counter_with_glibc_defaults_every_round_faults_its_pages_in_again() -> None:
+    kept, faults = page_faults("default")
+    assert not kept
+    assert faults >= 4 * PAGES_A_ROUND
