@@ -14,6 +14,7 @@ from collections.abc import Callable
 from jsonargparse import ArgumentError
 
 from tabrasa.errors import UserError
+from tabrasa.training.freed_memory import keep_freed_memory
 from tabrasa.training.lightning_cli import build_cli
 
 # Each subcommand's entry point, imported only when it runs: each pulls in its own layer (deploy, inspect,
@@ -40,6 +41,9 @@ def dispatch(args: list[str]) -> int:
     command = _subcommand(args[0]) if args else None
     if command is not None:
         return command(args[1:])
+    # Training and scoring reuse their freed activations instead of faulting them in again every step
+    # (tabrasa.training.freed_memory); the other subcommands, a long-lived server among them, keep glibc's.
+    keep_freed_memory()
     build_cli(args)
     return 0
 

