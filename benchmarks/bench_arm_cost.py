@@ -151,12 +151,18 @@ def train_sizes(plan: ModalityPlan, rows: Sequence[dict[str, Any]], log: Path) -
     return {f: sizes[f] for f in plan.protocol.fractions}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arm_timing_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a script that times one arm's training steps through `measure`."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--modality", choices=sorted(MODALITIES), required=True)
     p.add_argument("--arm", required=True, help="an arm of that modality, as in points.csv")
     p.add_argument("--steps", type=int, default=12, help="training steps to time (the first two warm up)")
     p.add_argument("--threads", type=int, default=1)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = arm_timing_parser(__doc__)
     p.add_argument("--log", type=Path, default=Path("results/curves/runs.jsonl"))
     p.add_argument("--out", type=Path, default=None, help="default results/curves/arm_cost/MODALITY_ARM.json")
     args = p.parse_args(argv)

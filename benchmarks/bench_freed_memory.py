@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_arm_cost import measure
+from benchmarks.bench_arm_cost import arm_timing_parser, measure
 from benchmarks.bench_common import command_line, setup, write_json
 from benchmarks.curves.plan import MODALITIES
 from tabrasa.training.freed_memory import keep_freed_memory
@@ -63,11 +63,7 @@ def in_fresh_process(args: argparse.Namespace, setting: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--modality", choices=sorted(MODALITIES), required=True)
-    p.add_argument("--arm", required=True, help="an arm of that modality, as in points.csv")
-    p.add_argument("--steps", type=int, default=12, help="training steps to time (the first two warm up)")
-    p.add_argument("--threads", type=int, default=1)
+    p = arm_timing_parser(__doc__)
     p.add_argument("--out", type=Path, default=None, help="default results/freed_memory/MODALITY_ARM.json")
     p.add_argument("--child", choices=SETTINGS, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
