@@ -18,7 +18,7 @@ anyway.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import sys
 
 M_TRIM_THRESHOLD = -1  # glibc malloc.h
 M_MMAP_MAX = -4
@@ -29,10 +29,10 @@ def keep_freed_memory() -> bool:
     """Turn off glibc's mmap for large blocks and its heap trimming in this process (and the loader
     workers it forks later). True when glibc took both settings; False where the C library is not glibc
     (macOS, musl), which is left as it is."""
-    name = ctypes.util.find_library("c")
-    if name is None:
+    if not sys.platform.startswith("linux"):
         return False
-    libc = ctypes.CDLL(name)
+    # The process's own symbols, libc's among them: no library search (find_library may run ldconfig).
+    libc = ctypes.CDLL(None)
     if not hasattr(libc, "mallopt") or not hasattr(libc, "gnu_get_libc_version"):
         return False  # mallopt with glibc's parameter numbers only
     return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM))

@@ -23,6 +23,7 @@ for _ in range(5):
 print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 PAGES_A_ROUND = 16 * 2**20 * 4 // 4096
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
 
 
 def page_faults(setting: str) -> tuple[bool, int]:
@@ -32,7 +33,7 @@ def page_faults(setting: str) -> tuple[bool, int]:
     return out[0] == "True", int(out[1])
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
+@linux_only
 def test_kept_freed_memory_is_reused_without_page_faults() -> None:
     kept, faults = page_faults("keep")
     assert kept
@@ -41,7 +42,7 @@ def test_kept_freed_memory_is_reused_without_page_faults() -> None:
     assert faults < 2 * PAGES_A_ROUND, faults
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux")
+@linux_only
 def test_counter_with_glibc_defaults_every_round_faults_its_pages_in_again() -> None:
     kept, faults = page_faults("default")
     assert not kept
@@ -51,9 +52,7 @@ def test_counter_with_glibc_defaults_every_round_faults_its_pages_in_again() -> 
 def test_the_lightning_subcommands_keep_freed_memory_and_the_others_do_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cli = importlib.import_module(
-        "tabrasa.cli.main"
-    )  # the module; `tabrasa.cli.main` the attribute is main()
+    cli = importlib.import_module("tabrasa.cli.main")  # the module: the package attribute is main()
     calls: list[str] = []
     monkeypatch.setattr(cli, "keep_freed_memory", lambda: calls.append("kept") or True)
     monkeypatch.setattr(cli, "build_cli", lambda args: calls.append(args[0]))
