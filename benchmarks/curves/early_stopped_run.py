@@ -3,8 +3,9 @@ seed and rate; trained in epochs, validated every epoch, stopped by Lightning's 
 validation accuracy, and scored on the whole test split with the best-validation checkpoint.
 
 A run records what it cost and why it ended: steps, epochs, wall seconds, `stopped` (`early` when
-patience ran out, `budget` when the epoch cap did), the epoch of its best validation and `converged`
-(False when the best validation was the last one: more epochs might have helped). A continuous-depth
+patience ran out, `budget` when the epoch cap did), the epoch of its best validation, `converged`
+(False when the best validation was the last one: more epochs might have helped) and `val_majority`,
+the validation split's majority-class share (a constant guess's score). A continuous-depth
 backbone's record adds what its solver cost: `nfe`, the evaluations of f in its last forward solve, and
 `nfe_total`, every evaluation over the run (training, validation and test).
 
@@ -24,7 +25,8 @@ import math
 import shutil
 import time
 import warnings
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +96,15 @@ def solver_cost(backbone: nn.Module) -> dict[str, int]:
     seconds alone hide when an adaptive solver takes more steps as training goes on."""
     metrics = nfe_metrics(backbone)
     return {"nfe": int(metrics["nfe"]), "nfe_total": int(metrics["nfe_total"])} if metrics else {}
+
+
+def majority_share(labels: Iterable[int]) -> float:
+    """The share of the commonest label: what a constant guess scores (`val_majority`, read by
+    benchmarks.curves.permutation_rate to tell a run that did not train)."""
+    counts = Counter(int(label) for label in labels)
+    if not counts:
+        raise ValueError("majority_share: the split has no labels")
+    return round(counts.most_common(1)[0][1] / sum(counts.values()), 6)
 
 
 def data_args(protocol: Protocol) -> list[str]:
@@ -237,6 +248,7 @@ def train_and_score(
         "evaluations": len(scores),
         "converged": bool(scores) and best_index != len(scores) - 1,
         "val_acc": scores[best_index] if scores else float("nan"),
+        "val_majority": majority_share(data.splits["validation"]["label"]),
         "test_acc": float(test[0]["test/acc"]),
         "params": sum(p.numel() for p in cli.model.backbone.parameters()),
         **solver_cost(cli.model.backbone),

@@ -39,9 +39,10 @@ def fractions_left(plan: ModalityPlan, arm: Arm, log: RunLog) -> list[float]:
     """The fraction of each run the arm still has to train, at least (curve and permutation parts)."""
     keys, final = needed_keys(plan, arm, log)
     left = [key.fraction for key in keys if log.get(key) is None]
-    if final:
-        return left
     fractions = arm.fractions_of(plan.protocol)
+    if final:  # the later seeds' permuted runs are named once the first seed's rate is decided
+        unnamed = len(plan.protocol.seeds) - sum(1 for key in keys if key.permuted)
+        return left + [fractions[-1]] * (unnamed if arm.permutation_test and not arm.is_floor else 0)
     swept_ends = {fractions[0], fractions[-1]}  # the first seed's curve reuses its rate-sweep runs
     seeds = plan.protocol.seeds
     curve = [f for i, _ in enumerate(seeds) for f in fractions if i > 0 or f not in swept_ends]

@@ -19,6 +19,7 @@ import numpy as np
 
 from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.early_stopped_run import KEY_FIELDS
+from benchmarks.curves.permutation_rate import first_seed_permuted, permutation_rate, untrained_below
 from benchmarks.curves.plan import ModalityPlan
 from benchmarks.curves.plan_cost import MeasuredPrices, measured_prices, plan_cost, priced_by
 from benchmarks.curves.rate_report import rate_report
@@ -26,6 +27,7 @@ from benchmarks.curves.rates import best_rate, interpolated_rate, rate_scores
 from benchmarks.curves.sweep import curve_finished
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
 from benchmarks.evidence.rate_sweep import RunLog
+from benchmarks.evidence.report import UNTRAINED_MARGIN
 
 Plans = dict[str, ModalityPlan]
 POINT_COLUMNS = (
@@ -89,10 +91,53 @@ def arm_rng(modality: str, arm: str) -> np.random.Generator:
     return np.random.default_rng([0, zlib.crc32(f"{modality}/{arm}".encode())])
 
 
+def permuted_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
+    """The permuted runs at their arm's permuted rate (benchmarks.curves.permutation_rate): a first-seed
+    run that did not train at a higher rate stays in the log, out of the test."""
+    kept = []
+    for name, plan in plans.items():
+        for arm in plan.arms:
+            rates = None if arm.is_floor else chosen_rates(plan, rows, arm.name)
+            if rates is None:
+                continue
+            rate = permutation_rate(plan, arm, rates[arm.fractions_of(plan.protocol)[-1]], rows).rate
+            mine = [r for r in rows if r["modality"] == name and r["arm"] == arm.name and r.get("permuted")]
+            kept += [r for r in mine if float(r["lr"]) == rate]
+    return kept
+
+
+def permuted_fallback_lines(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) -> list[str]:
+    """A line per arm whose permuted runs left its chosen rate because the first seed's did not train."""
+    lines = []
+    for arm in plan.arms:
+        rates = None if arm.is_floor or not arm.permutation_test else chosen_rates(plan, rows, arm.name)
+        if rates is None:
+            continue
+        chosen = permutation_rate(plan, arm, rates[arm.fractions_of(plan.protocol)[-1]], rows)
+        first_seed = first_seed_permuted(plan, arm, rows)
+        failed = []
+        for rate in chosen.untrained:
+            row = first_seed[rate]
+            majority = float(row["val_majority"])
+            failed.append(
+                f"{rate:g} (validation {row['val_acc']:.3f}, below {untrained_below(majority):.3f}:"
+                f" a constant guess's {majority:.3f} + {UNTRAINED_MARGIN:.0%} of the rest)"
+            )
+        if not failed:
+            continue
+        if chosen.rate in chosen.untrained:
+            state = f"Permuted {arm.name} runs did not train at any rate tried:"
+        else:
+            state = f"Permuted {arm.name} runs {'train at' if chosen.decided else 'try'} {chosen.rate:g}"
+            state += f"{'' if chosen.decided else ' next'}: the first seed's permuted run did not train at"
+        lines += ["", f"{state} {'; nor at '.join(failed)}. The rule: benchmarks/curves/permutation_rate.py."]
+    return lines
+
+
 def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
     out = []
     for name, plan in plans.items():
-        permuted = points(rows, name, permuted=True)
+        permuted = points(permuted_rows(rows, plans), name, permuted=True)
         plain = points(curve_rows(rows, plans), name)
         for (arm, fraction), shuffled in sorted(permuted.items()):
             base = plain.get((arm, fraction))
@@ -171,6 +216,7 @@ def modality_report(
         lines += ["", reading]
     if unfinished:
         lines += ["", f"Left out of the verdict until their curves finish: {', '.join(unfinished)}."]
+    lines += permuted_fallback_lines(plan, rows)
     open_runs = sum(1 for r in mine if not r.get("converged"))
     cost = plan_cost(plan, rows, list(plans.values()), measured)
     lines += [

@@ -3,7 +3,9 @@ killed sweep reruns nothing it has.
 
 For each arm: the bracketed rate sweep at the smallest and the largest fraction (first seed), then, seed by
 seed, every fraction at its chosen rate and the permutation run at the largest fraction, so a sweep
-stopped early leaves whole curves of the first seeds rather than every seed of the first fractions.
+stopped early leaves whole curves of the first seeds rather than every seed of the first fractions. The
+permuted runs train at the largest fraction's chosen rate unless the first seed's did not train there
+(benchmarks.curves.permutation_rate); the later seeds' are named once the first seed's is decided.
 
 Several processes on one machine may share the work. Lanes (`--lane I/N`) share out the arms. Processes
 that are given the same arms share each arm run by run: before training, a process claims its run
@@ -29,6 +31,7 @@ from typing import Any, Literal
 
 from benchmarks.curves.claims import WAIT_SECONDS, Claims
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
+from benchmarks.curves.permutation_rate import permutation_rate
 from benchmarks.curves.plan import Arm, ModalityPlan
 from benchmarks.curves.rates import best_rate, grid, interpolated_rate, next_rate, rate_scores
 from benchmarks.evidence.lanes import Lane
@@ -79,12 +82,15 @@ def needed_keys(
             ends[fraction] = best_rate(scores)
     if pending:
         return pending, False
+    permuted = permutation_rate(plan, arm, ends[fractions[-1]], log.runs.values())
     keys = []
     for seed in protocol.seeds:
         if "curve" in parts:
             keys += [key(f, interpolated_rate(f, ends, protocol), seed) for f in fractions]
-        if "permutation" in parts and arm.permutation_test:
-            keys.append(key(fractions[-1], ends[fractions[-1]], seed, permuted=True))
+        # the other seeds' permuted runs wait for the first seed's to say whether its rate trains
+        named = permuted.decided or seed == protocol.seeds[0]
+        if "permutation" in parts and arm.permutation_test and named:
+            keys.append(key(fractions[-1], permuted.rate, seed, permuted=True))
     return keys, True
 
 

@@ -97,7 +97,7 @@ def fake_runner(calls: list[RunKey]) -> Any:
         return {
             **key.__dict__, "val_acc": val + bonus, "test_acc": test + bonus,
             "n_train": int(key.fraction * 1e4), "n_test": 1000, "seconds": 1.0, "converged": True,
-            "steps": 1, "epochs": 1, "stopped": "early",
+            "steps": 1, "epochs": 1, "stopped": "early", "val_majority": 0.1,
         }  # fmt: skip
 
     return run
@@ -383,6 +383,7 @@ def test_a_real_run_stops_on_validation_and_scores_the_best_checkpoint(tmp_path:
     assert record["converged"] == (record["best_epoch"] != record["epochs"] - 1)
     assert record["n_test"] == 96 and 0 <= record["test_acc"] <= 1 and record["steps"] > 0
     assert "nfe" not in record and "nfe_total" not in record  # no solver, no solver cost
+    assert 0.1 <= record["val_majority"] <= 1  # ten classes: the commonest holds a tenth at least
     assert list((tmp_path / "runs").glob("*")) == []  # a scored run's checkpoints are gone
 
 
