@@ -125,12 +125,14 @@ def permuted_fallback_lines(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) 
             )
         if not failed:
             continue
-        if chosen.rate in chosen.untrained:
-            state = f"Permuted {arm.name} runs did not train at any rate tried:"
+        if chosen.rate in chosen.untrained:  # the rate was not the cause: the shuffle's loss, reported
+            state = f"Permuted {arm.name} runs stay at {chosen.rate:g}, the better on validation: not the"
+            state += f" rate, since the first seed's permuted run trained at neither {' nor '.join(failed)}"
         else:
             state = f"Permuted {arm.name} runs {'train at' if chosen.decided else 'try'} {chosen.rate:g}"
             state += f"{'' if chosen.decided else ' next'}: the first seed's permuted run did not train at"
-        lines += ["", f"{state} {'; nor at '.join(failed)}. The rule: benchmarks/curves/permutation_rate.py."]
+            state += f" {'; nor at '.join(failed)}"
+        lines += ["", f"{state}. The rule: benchmarks/curves/permutation_rate.py."]
     return lines
 
 

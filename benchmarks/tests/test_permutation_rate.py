@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,15 @@ def test_the_first_seed_decides_and_a_run_that_did_not_train_moves_the_rate_one_
     assert permutation_rate(plan, arm, 3e-3, [*stuck, permuted_row(1e-3, 0.7)]) == (1e-3, True, (3e-3,))
 
 
-def test_after_bracket_falls_the_last_rate_stands_reported_untrained() -> None:
-    plan = fake_plan()  # bracket 2: 3e-3, then 1e-3 and 3.33e-4
-    rows = [permuted_row(lr, STUCK) for lr in (3e-3, 1e-3, 3.33e-4)]
-    assert permutation_rate(plan, plan.arm("cnn"), 3e-3, rows) == (3.33e-4, True, (3e-3, 1e-3, 3.33e-4))
+def test_when_the_lower_rate_does_not_train_either_the_better_on_validation_stands() -> None:
+    plan = fake_plan()
+    rows = [permuted_row(3e-3, STUCK), permuted_row(1e-3, 0.15)]
+    assert permutation_rate(plan, plan.arm("cnn"), 3e-3, rows) == (1e-3, True, (3e-3, 1e-3))
+    rows = [permuted_row(3e-3, 0.15), permuted_row(1e-3, STUCK)]
+    assert permutation_rate(plan, plan.arm("cnn"), 3e-3, rows) == (3e-3, True, (3e-3, 1e-3))
+    # a protocol that never extends its rates (the smoke sweep's bracket 0) takes no step down
+    smoke = replace(plan, protocol=replace(plan.protocol, bracket=0))
+    assert permutation_rate(smoke, smoke.arm("cnn"), 3e-3, rows[:1]) == (3e-3, True, (3e-3,))
 
 
 def test_the_later_seeds_permuted_runs_wait_for_the_first_seed_then_follow_its_rate(tmp_path: Path) -> None:
@@ -112,6 +118,9 @@ def test_the_test_reads_the_trained_rate_and_the_report_names_the_untrained_run(
     pending = [*curve_rows(tmp_path), permuted_row(3e-3, STUCK)]
     assert "Permuted cnn runs try 0.001 next" in "\n".join(modality_report(plan, pending, {plan.name: plan}))
     assert not [r for r in permutation_rows(pending, {plan.name: plan}) if r["arm"] == "cnn"]
+    neither = [*pending, permuted_row(1e-3, 0.15)]
+    report = "\n".join(modality_report(plan, neither, {plan.name: plan}))
+    assert "Permuted cnn runs stay at 0.001, the better on validation: not the rate" in report
 
 
 def test_the_majority_share_counts_the_commonest_label() -> None:
