@@ -17,8 +17,9 @@ question again). Every seed's permuted run then trains at the rate the first see
 behind stay in runs.jsonl, and the report names them.
 
 The spectrogram CNN settled so: 3e-3 did not train either (4.6% on validation after its 30 epochs), so its
-permuted runs stay at 3e-3 and it loses nearly all it had. Its global average pooling over 3×3 features can
-only tell cells apart by what they hold, and a cell shuffle leaves that position-free.
+permuted runs stay at 3e-3 and it loses nearly all it had. A likely reason, not measured here: its 3×3
+features end in a global average, which keeps what the cells hold and loses where they were, and after a
+cell shuffle where they were is what tells one word from another.
 """
 
 from __future__ import annotations
