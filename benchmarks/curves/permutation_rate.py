@@ -29,15 +29,10 @@ from typing import Any, NamedTuple
 
 from benchmarks.curves.plan import Arm, ModalityPlan
 from benchmarks.curves.rates import snap
-from benchmarks.evidence.report import UNTRAINED_MARGIN
+from benchmarks.evidence.report import untrained_below
 
 FALLBACKS = 1  # steps down the rate grid a permuted run that did not train may take
 BACKFILL = "python -m benchmarks.curves.validation_majority results/curves/runs.jsonl"
-
-
-def untrained_below(majority: float) -> float:
-    """The validation accuracy a run must reach to count as trained."""
-    return majority + UNTRAINED_MARGIN * (1 - majority)
 
 
 def did_not_train(row: dict[str, Any]) -> bool:

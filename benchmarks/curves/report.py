@@ -19,15 +19,15 @@ import numpy as np
 
 from benchmarks.curves.distillation_report import distillation_report
 from benchmarks.curves.early_stopped_run import KEY_FIELDS
-from benchmarks.curves.permutation_rate import first_seed_permuted, permutation_rate, untrained_below
-from benchmarks.curves.plan import ModalityPlan
+from benchmarks.curves.permutation_rate import PermutationRate, first_seed_permuted, permutation_rate
+from benchmarks.curves.plan import Arm, ModalityPlan
 from benchmarks.curves.plan_cost import MeasuredPrices, measured_prices, plan_cost, priced_by
 from benchmarks.curves.rate_report import rate_report
 from benchmarks.curves.rates import best_rate, interpolated_rate, rate_scores
 from benchmarks.curves.sweep import curve_finished
 from benchmarks.curves.verdict import BOOTSTRAP, points, verdict
 from benchmarks.evidence.rate_sweep import RunLog
-from benchmarks.evidence.report import UNTRAINED_MARGIN
+from benchmarks.evidence.report import UNTRAINED_MARGIN, untrained_below
 
 Plans = dict[str, ModalityPlan]
 POINT_COLUMNS = (
@@ -91,18 +91,27 @@ def arm_rng(modality: str, arm: str) -> np.random.Generator:
     return np.random.default_rng([0, zlib.crc32(f"{modality}/{arm}".encode())])
 
 
+def arm_permutation_rate(
+    plan: ModalityPlan, arm: Arm, rows: Sequence[dict[str, Any]]
+) -> PermutationRate | None:
+    """The arm's permuted rate (benchmarks.curves.permutation_rate), or None for an arm without one (a floor,
+    an arm outside the test, or one whose rate sweep has not run)."""
+    rates = None if arm.is_floor or not arm.permutation_test else chosen_rates(plan, rows, arm.name)
+    if rates is None:
+        return None
+    return permutation_rate(plan, arm, rates[arm.fractions_of(plan.protocol)[-1]], rows)
+
+
 def permuted_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
-    """The permuted runs at their arm's permuted rate (benchmarks.curves.permutation_rate): a first-seed
-    run that did not train at a higher rate stays in the log, out of the test."""
+    """The permuted runs at their arm's permuted rate: a first-seed run that did not train at another rate
+    stays in the log, out of the test."""
     kept = []
     for name, plan in plans.items():
         for arm in plan.arms:
-            rates = None if arm.is_floor else chosen_rates(plan, rows, arm.name)
-            if rates is None:
+            if (chosen := arm_permutation_rate(plan, arm, rows)) is None:
                 continue
-            rate = permutation_rate(plan, arm, rates[arm.fractions_of(plan.protocol)[-1]], rows).rate
             mine = [r for r in rows if r["modality"] == name and r["arm"] == arm.name and r.get("permuted")]
-            kept += [r for r in mine if float(r["lr"]) == rate]
+            kept += [r for r in mine if float(r["lr"]) == chosen.rate]
     return kept
 
 
@@ -110,10 +119,8 @@ def permuted_fallback_lines(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) 
     """A line per arm whose permuted runs left its chosen rate because the first seed's did not train."""
     lines = []
     for arm in plan.arms:
-        rates = None if arm.is_floor or not arm.permutation_test else chosen_rates(plan, rows, arm.name)
-        if rates is None:
+        if (chosen := arm_permutation_rate(plan, arm, rows)) is None:
             continue
-        chosen = permutation_rate(plan, arm, rates[arm.fractions_of(plan.protocol)[-1]], rows)
         first_seed = first_seed_permuted(plan, arm, rows)
         failed = []
         for rate in chosen.untrained:
@@ -138,9 +145,10 @@ def permuted_fallback_lines(plan: ModalityPlan, rows: Sequence[dict[str, Any]]) 
 
 def permutation_rows(rows: Sequence[dict[str, Any]], plans: Plans) -> list[dict[str, Any]]:
     out = []
+    tested, on_curve = permuted_rows(rows, plans), curve_rows(rows, plans)
     for name, plan in plans.items():
-        permuted = points(permuted_rows(rows, plans), name, permuted=True)
-        plain = points(curve_rows(rows, plans), name)
+        permuted = points(tested, name, permuted=True)
+        plain = points(on_curve, name)
         for (arm, fraction), shuffled in sorted(permuted.items()):
             base = plain.get((arm, fraction))
             # base exists only for the plan's arms (curve_rows); a permuted run logged before its arm left

@@ -145,11 +145,16 @@ def judge(measured: Bounds, low: float, high: float, null: float) -> Judgement:
     )
 
 
+def untrained_below(chance: float) -> float:
+    """The accuracy an arm must reach to count as trained: chance + `UNTRAINED_MARGIN` of the rest."""
+    return chance + UNTRAINED_MARGIN * (1 - chance)
+
+
 def untrained(accuracies: Mapping[str, Sequence[float]], chance: float) -> Judgement | None:
     """ "no verdict" naming every arm whose mean accuracy stays within the margin of chance, else None."""
     if not 0.0 <= chance < 1.0:
         raise ValueError(f"untrained: chance={chance} must be an accuracy in [0, 1)")
-    floor = chance + UNTRAINED_MARGIN * (1 - chance)
+    floor = untrained_below(chance)
     stuck = [arm for arm, values in accuracies.items() if statistics.fmean(values) < floor]
     if not stuck:
         return None

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, majority_share
-from benchmarks.curves.permutation_rate import did_not_train, permutation_rate, untrained_below
+from benchmarks.curves.permutation_rate import did_not_train, permutation_rate
 from benchmarks.curves.plan_cost import runs_left
 from benchmarks.curves.report import modality_report, permutation_rows
 from benchmarks.curves.sweep import needed_keys, run_sweep
 from benchmarks.curves.validation_majority import backfill
 from benchmarks.evidence.lanes import Lane
 from benchmarks.evidence.rate_sweep import RunLog
+from benchmarks.evidence.report import untrained_below
 from benchmarks.tests.test_curves import fake_plan, fake_runner
 
 MAJORITY = 0.1  # fake_runner's validation split: ten balanced classes
