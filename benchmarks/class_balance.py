@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from pathlib import Path
 
 from benchmarks.evidence.cli_run import quiet_lightning
+from benchmarks.evidence.majority import majority
 from tabrasa.training.lightning_cli import build_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,13 +25,13 @@ def balance(config: Path) -> dict[str, object]:
     data = cli.datamodule
     data.prepare_data()
     data.setup("test")
-    labels = Counter(int(label) for label in data.splits["test"]["label"])
-    size = sum(labels.values())
+    labels = data.splits["test"]["label"]
+    label, share = majority(labels)
     return {
         "classes": len(data.class_names),
-        "test_size": size,
-        "majority_class": data.class_names[labels.most_common(1)[0][0]],
-        "majority_share": round(labels.most_common(1)[0][1] / size, 6),
+        "test_size": len(labels),
+        "majority_class": data.class_names[label],
+        "majority_share": share,
     }
 
 

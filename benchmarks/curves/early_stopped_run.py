@@ -25,8 +25,7 @@ import math
 import shutil
 import time
 import warnings
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from torch import nn
 from benchmarks.curves.claims import log_digest
 from benchmarks.curves.plan import Arm, Protocol, width_key
 from benchmarks.evidence.cli_run import quiet_lightning
+from benchmarks.evidence.majority import majority_share
 from tabrasa.backbone.ode_depth import nfe_metrics
 from tabrasa.data.cache import cache_root
 from tabrasa.training.best_checkpoint import BestCheckpoint
@@ -96,15 +96,6 @@ def solver_cost(backbone: nn.Module) -> dict[str, int]:
     seconds alone hide when an adaptive solver takes more steps as training goes on."""
     metrics = nfe_metrics(backbone)
     return {"nfe": int(metrics["nfe"]), "nfe_total": int(metrics["nfe_total"])} if metrics else {}
-
-
-def majority_share(labels: Iterable[int]) -> float:
-    """The share of the commonest label: what a constant guess scores (`val_majority`, read by
-    benchmarks.curves.permutation_rate to tell a run that did not train)."""
-    counts = Counter(int(label) for label in labels)
-    if not counts:
-        raise ValueError("majority_share: the split has no labels")
-    return round(counts.most_common(1)[0][1] / sum(counts.values()), 6)
 
 
 def data_args(protocol: Protocol) -> list[str]:

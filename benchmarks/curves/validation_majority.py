@@ -20,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.curves.early_stopped_run import RunKey, majority_share, run_args
+from benchmarks.curves.early_stopped_run import RunKey, run_args
 from benchmarks.curves.plan import MODALITIES, ModalityPlan
 from benchmarks.evidence.cli_run import quiet_lightning
+from benchmarks.evidence.majority import majority_share
 from tabrasa.training.lightning_cli import build_cli
 
 ROOT = Path(__file__).resolve().parents[2]

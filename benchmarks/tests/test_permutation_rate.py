@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey, majority_share
+from benchmarks.curves.early_stopped_run import KEY_FIELDS, RunKey
 from benchmarks.curves.permutation_rate import did_not_train, permutation_rate
 from benchmarks.curves.plan_cost import runs_left
 from benchmarks.curves.report import modality_report, permutation_rows
 from benchmarks.curves.sweep import needed_keys, run_sweep
 from benchmarks.curves.validation_majority import backfill
 from benchmarks.evidence.lanes import Lane
+from benchmarks.evidence.majority import majority, majority_share
 from benchmarks.evidence.rate_sweep import RunLog
 from benchmarks.evidence.report import untrained_below
 from benchmarks.tests.test_curves import fake_plan, fake_runner
@@ -126,6 +127,7 @@ def test_the_test_reads_the_trained_rate_and_the_report_names_the_untrained_run(
 
 def test_the_majority_share_counts_the_commonest_label() -> None:
     assert majority_share([0, 1, 1, 2]) == 0.5
+    assert majority([2, 0, 2, 1, 2, 0]) == (2, 0.5)  # the label the preset table names, with its share
     with pytest.raises(ValueError, match="no labels"):
         majority_share([])
 
